@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"lore/config"
+	"lore/index"
+	"lore/internal/ollama"
+)
+
+type indexOptions struct {
+	paths   []string
+	rebuild bool
+	quiet   bool
+	json    bool
+}
+
+func newIndexCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &indexOptions{}
+	cmd := &cobra.Command{
+		Use:   "index [PATH...]",
+		Short: "Build or refresh an index of folders of documents",
+		Long: `Index folders (or single files) of markdown, text, HTML, source code and PDF.
+
+Folders are remembered: run "lore index" with no paths to refresh all of them.
+Only changed files are read again, and only new chunks are embedded. .gitignore
+and .loreignore files are honoured. An interrupted run keeps what it finished.`,
+		Example: `  lore index ./docs ~/notes              # index two folders
+  lore index                             # refresh what was indexed before
+  lore index --embedder none ./docs      # keyword search only: no Ollama needed
+  lore index --rebuild                   # start over (after changing embed-model)
+  lore index --json ./docs | jq .chunks  # a summary for scripts`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			opts.paths = args
+			return runIndex(cmd.Context(), cfg, opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.rebuild, "rebuild", false, "build the index again from scratch")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing but errors")
+	f.BoolVar(&opts.json, "json", false, "print a JSON summary on stdout")
+	f.String("embedder", "ollama", "ollama, or none for a lexical-only index")
+	f.String("embed-model", "nomic-embed-text", "Ollama embedding model")
+	f.Int("embed-batch-size", 32, "chunks per embedding request")
+	f.String("max-file-size", "4MiB", "skip files larger than this")
+	f.Int("chunk-size", 1500, "chunk budget in bytes")
+	f.Int("chunk-overlap", 200, "bytes of prose repeated when a section is split")
+	cmd.AddCommand(newIndexStatusCmd(g, streams))
+	return cmd
+}
+
+// newEmbedder returns the configured embedder, or nil for none.
+func newEmbedder(cfg config.Config) (index.Embedder, error) {
+	if cfg.Embedder == "none" {
+		return nil, nil
+	}
+	host, err := config.ParseOllamaHost(cfg.OllamaHost)
+	if err != nil {
+		return nil, err
+	}
+	return index.NewOllamaEmbedder(ollama.NewClient(host, nil), host.String(), cfg.EmbedModel), nil
+}
+
+func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, streams *ioStreams) error {
+	emb, err := newEmbedder(cfg)
+	if err != nil {
+		return err
+	}
+	var bar *progressBar
+	if !opts.quiet {
+		bar = newProgressBar(streams.Err, streams.ErrTTY, streams.ErrWidth)
+	}
+	bo := index.BuildOptions{
+		Name:           cfg.Index,
+		Paths:          opts.paths,
+		Rebuild:        opts.rebuild,
+		Embedder:       emb,
+		EmbedBatchSize: cfg.EmbedBatchSize,
+		Chunk:          index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
+		MaxFileSize:    cfg.MaxFileSize,
+		Notice: func(msg string) {
+			slog.Warn(msg)
+			if !opts.quiet {
+				bar.notice(msg)
+			}
+		},
+	}
+	if bar != nil {
+		bo.Progress = bar.update
+	}
+	slog.Info("index", "name", cfg.Index, "paths", opts.paths, "rebuild", opts.rebuild, "embedder", cfg.Embedder)
+	sum, err := index.Build(ctx, cfg.IndexDir(), bo)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		enc := json.NewEncoder(streams.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	if !opts.quiet {
+		printSummary(streams.Err, sum, emb == nil)
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, s index.Summary, lexical bool) {
+	fmt.Fprintf(w, "index %q: %d files indexed, %d unchanged, %d removed, %d skipped; %d chunks written, %d embedded (%.1fs)\n",
+		s.Index, s.FilesIndexed, s.FilesUnchanged, s.FilesRemoved, len(s.FilesSkipped), s.Chunks, s.ChunksEmbedded, s.Seconds)
+	if len(s.FilesSkipped) > 0 {
+		byReason := map[string]int{}
+		var order []string
+		for _, f := range s.FilesSkipped {
+			r, _, _ := strings.Cut(f.Reason, ":")
+			if byReason[r] == 0 {
+				order = append(order, r)
+			}
+			byReason[r]++
+		}
+		parts := make([]string, len(order))
+		for i, r := range order {
+			parts[i] = fmt.Sprintf("%d %s", byReason[r], r)
+		}
+		fmt.Fprintf(w, "skipped: %s (details: lore index status)\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "now holds %d files, %d chunks", s.TotalFiles, s.TotalChunks)
+	if lexical {
+		fmt.Fprint(w, " (lexical only: no embeddings)")
+	}
+	fmt.Fprintln(w)
+}
+
+// progressBar draws build progress on stderr: one redrawn line on a
+// terminal, a plain line every few seconds otherwise. A nil bar draws nothing.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	width func() int
+	last  time.Time
+	drawn bool
+}
+
+func newProgressBar(w io.Writer, tty bool, width func() int) *progressBar {
+	return &progressBar{w: w, tty: tty, width: width}
+}
+
+func (b *progressBar) update(p index.Progress) {
+	if b == nil {
+		return
+	}
+	now := time.Now()
+	every := 100 * time.Millisecond
+	if !b.tty {
+		every = 5 * time.Second
+	}
+	if now.Sub(b.last) < every && p.Phase != "done" {
+		return
+	}
+	if !b.tty && b.last.IsZero() {
+		b.last = now // no line for the first instant of a plain log
+		return
+	}
+	b.last = now
+	line := progressLine(p, now, b.tty, b.width())
+	if line == "" {
+		return
+	}
+	if b.tty {
+		fmt.Fprintf(b.w, "\r\x1b[2K%s", line)
+		b.drawn = true
+	} else {
+		fmt.Fprintln(b.w, line)
+	}
+}
+
+// notice prints a warning on a line of its own, above the bar.
+func (b *progressBar) notice(msg string) {
+	if b == nil {
+		return
+	}
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[2K")
+		b.drawn = false
+	}
+	fmt.Fprintf(b.w, "warning: %s\n", msg)
+}
+
+func (b *progressBar) finish() {
+	if b != nil && b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[2K")
+		b.drawn = false
+	}
+}
+
+func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
+	elapsed := now.Sub(p.Started)
+	switch p.Phase {
+	case "scan":
+		return "scanning files…"
+	case "graph":
+		return fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+	case "index":
+	default:
+		return ""
+	}
+	rate := ""
+	if s := elapsed.Seconds(); s > 0.5 && p.ChunksEmbedded > 0 {
+		rate = fmt.Sprintf("  %.0f emb/s", float64(p.ChunksEmbedded)/s)
+	}
+	eta := ""
+	if p.FilesDone > 0 && p.FilesDone < p.FilesTotal {
+		left := time.Duration(float64(elapsed) * float64(p.FilesTotal-p.FilesDone) / float64(p.FilesDone))
+		eta = "  ETA " + left.Round(time.Second).String()
+	}
+	stats := fmt.Sprintf("%d/%d files  %d chunks  %d embedded%s%s", p.FilesDone, p.FilesTotal, p.Chunks, p.ChunksEmbedded, rate, eta)
+	if !tty {
+		return "indexing: " + stats
+	}
+	barWidth := min(30, width-len(stats)-4)
+	if barWidth < 5 {
+		return stats
+	}
+	filled := 0
+	if p.FilesTotal > 0 {
+		filled = barWidth * p.FilesDone / p.FilesTotal
+	}
+	return "[" + strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled) + "] " + stats
+}

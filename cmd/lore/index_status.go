@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"lore/index"
+)
+
+func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what an index holds and which files changed since",
+		Example: `  lore index status
+  lore index status --json | jq '.changed | length'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			st, err := ix.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(streams.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(streams.Out, st)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func printStatus(w io.Writer, s index.Status) {
+	fmt.Fprintf(w, "index      %s (%s)\n", s.Index, s.Path)
+	for i, src := range s.Sources {
+		label := ""
+		if i == 0 {
+			label = "sources"
+		}
+		fmt.Fprintf(w, "%-10s %s\n", label, src)
+	}
+	fmt.Fprintf(w, "documents  %d\n", s.Documents)
+	fmt.Fprintf(w, "chunks     %d (%d prose, %d code, %d table)\n", s.Chunks, s.ChunksByKind[index.KindProse], s.ChunksByKind[index.KindCode], s.ChunksByKind[index.KindTable])
+	if s.Embedder == "none" {
+		fmt.Fprintf(w, "embedder   none (lexical search only)\n")
+	} else {
+		fmt.Fprintf(w, "embedder   %s, %d dimensions, %d vectors\n", s.Embedder, s.Dimension, s.Vectors)
+	}
+	fmt.Fprintf(w, "size       %s\n", humanSize(s.SizeBytes))
+	if s.BuiltAt != nil {
+		fmt.Fprintf(w, "built      %s (%s ago)\n", s.BuiltAt.Format(time.DateTime), time.Since(*s.BuiltAt).Round(time.Second))
+	}
+	if len(s.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped    %d files:\n", len(s.Skipped))
+		for _, f := range s.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Reason)
+		}
+	}
+	if len(s.Changed) == 0 {
+		fmt.Fprintln(w, "up to date with the files on disk")
+		return
+	}
+	fmt.Fprintf(w, "changed on disk since indexed (%d; run `lore index` to refresh):\n", len(s.Changed))
+	for _, c := range s.Changed {
+		fmt.Fprintf(w, "  %-8s %s\n", c.Change, c.Path)
+	}
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

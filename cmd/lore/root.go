@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"lore/config"
+)
+
+// Exit codes. Scripts depend on them; keep them stable.
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitCancelled = 130
+)
+
+// ioStreams are a command's terminal, so tests can run commands without one.
+type ioStreams struct {
+	In       io.Reader
+	Out, Err io.Writer
+	OutTTY   bool
+	ErrTTY   bool
+	Getenv   func(string) string
+	ErrWidth func() int
+}
+
+func newIO() *ioStreams {
+	return &ioStreams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		Getenv: os.Getenv,
+		ErrWidth: func() int {
+			w, _, err := term.GetSize(int(os.Stderr.Fd()))
+			if err != nil || w <= 0 {
+				return 80
+			}
+			return w
+		},
+	}
+}
+
+// usageError marks errors in how lore was called (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// globalOptions are the flags every command has.
+type globalOptions struct {
+	configFile string
+	debug      bool
+}
+
+// Main runs lore with args and returns the process exit code.
+func Main(args []string, streams *ioStreams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")
+		return exitCancelled
+	}
+	fmt.Fprintf(streams.Err, "lore: %s\n", firstLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// isCobraUsage recognises the errors cobra returns for bad flags and args.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(streams *ioStreams) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "lore",
+		Short: "Ask questions of your own documents, offline",
+		Long: `lore indexes folders of documents (markdown, text, HTML, code, PDF) and finds
+the passages that answer your questions, with a local Ollama model.`,
+		Example: `  lore index ~/notes ./docs        # build or refresh the default index
+  lore index                        # refresh every folder indexed before
+  lore index status                 # what the index holds, what changed on disk
+  lore --index work index ~/work    # a second, separate index`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/lore/config.yaml)")
+	pf.String("index", "default", "name of the index to use")
+	pf.String("ollama-host", "", "Ollama address (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
+
+	root.AddCommand(newIndexCmd(g, streams), newVersionCmd(streams))
+	return root
+}
+
+// loadConfig layers defaults, file, environment and the flags of cmd that
+// the user set, and opens the log file.
+func loadConfig(cmd *cobra.Command, g *globalOptions, streams *ioStreams) (config.Config, error) {
+	keys := map[string]bool{}
+	for _, k := range config.Keys() {
+		keys[k] = true
+	}
+	flags := config.Flags{}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if keys[f.Name] {
+			flags[f.Name] = f.Value.String()
+		}
+	})
+	cfg, err := config.Load(g.configFile, streams.Getenv, flags)
+	if err != nil {
+		return cfg, err
+	}
+	setupLog(cfg, g.debug, streams.Err)
+	return cfg, nil
+}
+
+// setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.
+func setupLog(cfg config.Config, debug bool, stderr io.Writer) {
+	var w io.Writer = io.Discard
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err == nil {
+		if f, err := os.OpenFile(filepath.Join(cfg.StateDir, "lore.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			w = f
+		}
+	}
+	level := slog.LevelInfo
+	if debug {
+		w = io.MultiWriter(w, stderr)
+		level = slog.LevelDebug
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+}

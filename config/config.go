@@ -1,0 +1,267 @@
+// Package config holds lore's settings and the rules that layer them:
+// built-in defaults < YAML file < LORE_* environment < flags the user set.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is every setting lore reads. The yaml tag of a field is its key: the
+// same kebab-case name is the YAML key, the flag name and, upper-cased with
+// underscores and a LORE_ prefix, the environment variable.
+type Config struct {
+	// Index is the name of the index commands work on.
+	Index string `yaml:"index"`
+
+	// OllamaHost is where Ollama listens. OLLAMA_HOST is honoured when
+	// neither the file nor LORE_OLLAMA_HOST sets it.
+	OllamaHost string `yaml:"ollama-host"`
+
+	// Embedder is "ollama" or "none" (a lexical-only index).
+	Embedder string `yaml:"embedder"`
+	// EmbedModel is the Ollama model used for embeddings.
+	EmbedModel string `yaml:"embed-model"`
+	// EmbedBatchSize is how many chunks go into one /api/embed request.
+	EmbedBatchSize int `yaml:"embed-batch-size"`
+
+	// MaxFileSize is the largest file indexed, in bytes; larger ones are skipped.
+	MaxFileSize int64 `yaml:"max-file-size"`
+	// ChunkSize is the chunk budget in characters.
+	ChunkSize int `yaml:"chunk-size"`
+	// ChunkOverlap is how many characters of the previous piece a split
+	// section repeats, at most.
+	ChunkOverlap int `yaml:"chunk-overlap"`
+
+	// Paths, not settable by file: they come from XDG variables.
+	DataDir  string `yaml:"-"`
+	StateDir string `yaml:"-"`
+}
+
+// Defaults returns the built-in settings.
+func Defaults() Config {
+	return Config{
+		Index:          "default",
+		OllamaHost:     "http://127.0.0.1:11434",
+		Embedder:       "ollama",
+		EmbedModel:     "nomic-embed-text",
+		EmbedBatchSize: 32,
+		MaxFileSize:    4 << 20,
+		ChunkSize:      1500,
+		ChunkOverlap:   200,
+	}
+}
+
+// Flags is what the command line set: key to the flag's text, only for flags
+// the user actually gave.
+type Flags map[string]string
+
+// Load layers the sources. file may be empty for the default location; a
+// missing default file is fine, a missing explicit one is an error.
+func Load(file string, env func(string) string, flags Flags) (Config, error) {
+	c := Defaults()
+	if h := env("OLLAMA_HOST"); h != "" {
+		c.OllamaHost = h
+	}
+	explicit := file != ""
+	if !explicit {
+		file = filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
+	}
+	if err := c.loadFile(file); err != nil {
+		if explicit || !errors.Is(err, os.ErrNotExist) {
+			return c, err
+		}
+	}
+	for _, k := range Keys() {
+		if v := env(EnvName(k)); v != "" {
+			if err := c.Set(k, v); err != nil {
+				return c, fmt.Errorf("%s: %w", EnvName(k), err)
+			}
+		}
+	}
+	for k, v := range flags {
+		if err := c.Set(k, v); err != nil {
+			return c, fmt.Errorf("--%s: %w", k, err)
+		}
+	}
+	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
+	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
+	return c, c.Validate()
+}
+
+func xdgDir(env func(string) string, name, fallback string) string {
+	if d := env(name); d != "" {
+		return d
+	}
+	home := env("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, fallback)
+}
+
+func (c *Config) loadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("config %s is not valid YAML: %w", path, err)
+	}
+	for k, node := range raw {
+		if _, ok := fieldByKey(c, k); !ok {
+			return fmt.Errorf("config %s: unknown key %q (see config.yaml for the keys lore reads)", path, k)
+		}
+		if err := c.Set(k, node.Value); err != nil {
+			return fmt.Errorf("config %s: %s: %w", path, k, err)
+		}
+	}
+	return nil
+}
+
+// Keys lists every settable key, in declaration order.
+func Keys() []string {
+	var keys []string
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if k := t.Field(i).Tag.Get("yaml"); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// EnvName is the environment variable for a key: web-provider is LORE_WEB_PROVIDER.
+func EnvName(key string) string {
+	return "LORE_" + strings.ToUpper(strings.ReplaceAll(key, "-", "_"))
+}
+
+func fieldByKey(c *Config, key string) (reflect.Value, bool) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("yaml") == key && key != "-" {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// Set parses s into the setting named key.
+func (c *Config) Set(key, s string) error {
+	f, ok := fieldByKey(c, key)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", key)
+	}
+	s = strings.TrimSpace(s)
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(s)
+	case reflect.Int, reflect.Int64:
+		n, err := parseSize(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		f.SetInt(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		f.SetFloat(x)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		f.SetBool(b)
+	default:
+		return fmt.Errorf("setting %q has an unsupported type", key)
+	}
+	return nil
+}
+
+// parseSize reads whole numbers with an optional binary suffix (4MiB, 512KiB).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1000, "MB": 1000_000, "GB": 1000_000_000} {
+		if strings.HasSuffix(s, suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, suffix)), m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n * mult, err
+}
+
+var indexName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate checks every setting and names the key of the first bad one.
+func (c Config) Validate() error {
+	switch {
+	case !indexName.MatchString(c.Index):
+		return fmt.Errorf("index: %q is not a valid name: use letters, digits, '.', '_' or '-' (at most 64)", c.Index)
+	case c.Embedder != "ollama" && c.Embedder != "none":
+		return fmt.Errorf("embedder: %q is not one of ollama, none", c.Embedder)
+	case c.Embedder == "ollama" && c.EmbedModel == "":
+		return errors.New("embed-model: empty: name an Ollama embedding model such as nomic-embed-text")
+	case c.EmbedBatchSize < 1 || c.EmbedBatchSize > 1024:
+		return fmt.Errorf("embed-batch-size: %d is outside 1..1024", c.EmbedBatchSize)
+	case c.MaxFileSize < 1:
+		return fmt.Errorf("max-file-size: %d must be positive", c.MaxFileSize)
+	case c.ChunkSize < 200 || c.ChunkSize > 20000:
+		return fmt.Errorf("chunk-size: %d is outside 200..20000 characters", c.ChunkSize)
+	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize/2:
+		return fmt.Errorf("chunk-overlap: %d must be between 0 and half of chunk-size", c.ChunkOverlap)
+	}
+	if _, err := ParseOllamaHost(c.OllamaHost); err != nil {
+		return fmt.Errorf("ollama-host: %w", err)
+	}
+	return nil
+}
+
+// ParseOllamaHost reads a host the way the ollama CLI reads OLLAMA_HOST:
+// "host", "host:port" or a URL; the port defaults to 11434.
+func ParseOllamaHost(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, errors.New("empty: set it to the address Ollama listens on, e.g. http://127.0.0.1:11434")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%q is not a host or URL", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q: scheme must be http or https", s)
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return nil, fmt.Errorf("%q has an empty port", s)
+	}
+	if u.Port() == "" {
+		u.Host = joinHostPort(u.Hostname(), "11434")
+	}
+	return u, nil
+}
+
+func joinHostPort(host, port string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
+}
+
+// IndexDir is where the named index lives.
+func (c Config) IndexDir() string { return filepath.Join(c.DataDir, "indexes", c.Index) }

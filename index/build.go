@@ -1,0 +1,696 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// chunkerVersion changes whenever chunking output changes for the same
+// input, so that existing documents are re-chunked (their unchanged chunks
+// keep their vectors: only new hashes are embedded).
+const chunkerVersion = "1"
+
+// BuildOptions says what to index and how.
+type BuildOptions struct {
+	Name           string   // the index name, for messages and the summary
+	Paths          []string // folders or files to add; none means the remembered sources
+	Rebuild        bool     // start from scratch
+	Embedder       Embedder // nil builds a lexical-only index
+	EmbedBatchSize int
+	Chunk          ChunkOptions
+	MaxFileSize    int64
+	Workers        int
+	// Progress, if set, is called often from one goroutine; keep it cheap.
+	Progress func(Progress)
+	// Notice, if set, receives one-line warnings meant for the user.
+	Notice func(string)
+}
+
+// Progress is a snapshot of a build.
+type Progress struct {
+	Phase          string // "scan", "index", "graph", "done"
+	FilesTotal     int    // files to (re)index
+	FilesDone      int
+	Chunks         int
+	ChunksEmbedded int
+	GraphDone      int
+	GraphTotal     int
+	Started        time.Time
+}
+
+// SkippedFile is a file the index does not hold, and why.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Summary is what a build did.
+type Summary struct {
+	Index          string        `json:"index"`
+	FilesIndexed   int           `json:"files_indexed"`
+	FilesUnchanged int           `json:"files_unchanged"`
+	FilesRemoved   int           `json:"files_removed"`
+	FilesSkipped   []SkippedFile `json:"files_skipped"`
+	Chunks         int           `json:"chunks"`
+	ChunksEmbedded int           `json:"chunks_embedded"`
+	Seconds        float64       `json:"seconds"`
+	TotalFiles     int           `json:"total_files"`
+	TotalChunks    int           `json:"total_chunks"`
+	Warnings       []string      `json:"warnings"`
+}
+
+// ErrNoSources means there is nothing to index.
+var ErrNoSources = errors.New("no sources")
+
+// Build creates or refreshes the index in dir. It holds the index lock for
+// its whole run. Work is committed as it goes, so an interrupted build
+// keeps everything it finished; the next build picks up from there.
+func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
+	b := &builder{opt: opt, dir: dir, sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
+	b.progress.Started = time.Now()
+	if b.opt.Workers <= 0 {
+		b.opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if b.opt.EmbedBatchSize <= 0 {
+		b.opt.EmbedBatchSize = 32
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return b.sum, fmt.Errorf("create index folder: %w", err)
+	}
+	lk, err := acquireLock(dir)
+	if err != nil {
+		return b.sum, err
+	}
+	defer lk.release()
+	err = b.run(ctx)
+	b.sum.Seconds = time.Since(b.progress.Started).Seconds()
+	return b.sum, err
+}
+
+type builder struct {
+	opt      BuildOptions
+	dir      string
+	gen      string
+	st       *store
+	sig      string
+	dim      int
+	sum      Summary
+	progress Progress
+	noticed  map[string]bool
+	pdfTool  bool
+}
+
+func (b *builder) notice(msg string) {
+	if b.noticed == nil {
+		b.noticed = map[string]bool{}
+	}
+	if b.noticed[msg] {
+		return
+	}
+	b.noticed[msg] = true
+	b.sum.Warnings = append(b.sum.Warnings, msg)
+	if b.opt.Notice != nil {
+		b.opt.Notice(msg)
+	}
+}
+
+func (b *builder) report(phase string) {
+	b.progress.Phase = phase
+	if b.opt.Progress != nil {
+		b.opt.Progress(b.progress)
+	}
+}
+
+func (b *builder) run(ctx context.Context) error {
+	current := readPointer(b.dir, currentFile)
+	next := readPointer(b.dir, nextFile)
+	paths := b.opt.Paths
+	switch {
+	case next != "":
+		b.gen = next // finish the interrupted rebuild first
+		b.notice("resuming an interrupted rebuild")
+	case current == "":
+		b.gen = newGeneration()
+	case b.opt.Rebuild:
+		b.gen = newGeneration()
+		if len(paths) == 0 {
+			old, err := rememberedSources(ctx, filepath.Join(b.dir, current, dbFile))
+			if err != nil {
+				return err
+			}
+			paths = old
+		}
+	default:
+		b.gen = current
+	}
+	removeStaleGenerations(b.dir)
+	if err := os.MkdirAll(filepath.Join(b.dir, b.gen), 0o755); err != nil {
+		return err
+	}
+	st, err := openStore(filepath.Join(b.dir, b.gen, dbFile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b.st = st
+	switch {
+	case current == "":
+		// Nothing to protect readers from: publish at once, so an
+		// interrupted first build is resumed rather than started over.
+		err = writePointer(b.dir, currentFile, b.gen)
+	case b.gen != current:
+		err = writePointer(b.dir, nextFile, b.gen)
+	}
+	if err != nil {
+		return fmt.Errorf("publish index: %w", err)
+	}
+	if err := b.checkMeta(ctx); err != nil {
+		return err
+	}
+
+	sources, err := b.sources(ctx, paths)
+	if err != nil {
+		return err
+	}
+	b.report("scan")
+	jobs, removed, err := b.scan(ctx, sources)
+	if err != nil {
+		return err
+	}
+	if len(jobs) > 0 && b.opt.Embedder != nil {
+		if err := b.checkEmbedder(ctx); err != nil {
+			return err
+		}
+	}
+	b.progress.FilesTotal = len(jobs)
+	b.report("index")
+	if err := b.process(ctx, jobs); err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		if err := st.removeDocuments(ctx, removed); err != nil {
+			return fmt.Errorf("remove deleted files: %w", err)
+		}
+		b.sum.FilesRemoved = len(removed)
+	}
+	if _, err := st.gcVectors(ctx); err != nil {
+		return fmt.Errorf("drop unused vectors: %w", err)
+	}
+	if err := st.setMeta(ctx, "built_at", strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+		return err
+	}
+	if b.opt.Embedder != nil {
+		if err := b.updateGraph(ctx); err != nil {
+			return err
+		}
+	}
+	if err := st.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents WHERE status = 'indexed'), (SELECT count(*) FROM chunks)`).Scan(&b.sum.TotalFiles, &b.sum.TotalChunks); err != nil {
+		return err
+	}
+	if b.gen != current && current != "" {
+		if _, err := st.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			return err
+		}
+		if err := writePointer(b.dir, currentFile, b.gen); err != nil {
+			return fmt.Errorf("publish rebuilt index: %w", err)
+		}
+		os.Remove(filepath.Join(b.dir, nextFile))
+		removeStaleGenerations(b.dir)
+	}
+	b.report("done")
+	return nil
+}
+
+// rememberedSources reads the source roots of another generation.
+func rememberedSources(ctx context.Context, db string) ([]string, error) {
+	st, err := openStore(db)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	srcs, err := st.sources(ctx)
+	var roots []string
+	for _, s := range srcs {
+		roots = append(roots, s.Root)
+	}
+	return roots, err
+}
+
+// checkMeta refuses an index built by another schema or embedder, and
+// records this build's settings in a new one.
+func (b *builder) checkMeta(ctx context.Context) error {
+	b.sig = fmt.Sprintf("v%s size=%d overlap=%d", chunkerVersion, b.opt.Chunk.Size, b.opt.Chunk.Overlap)
+	want := "none"
+	if b.opt.Embedder != nil {
+		want = b.opt.Embedder.Model()
+	}
+	ver, err := b.st.meta(ctx, "schema_version")
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	if ver == "" {
+		return b.st.setMeta(ctx, "schema_version", schemaVersion, "embedder", want, "created_at", strconv.FormatInt(time.Now().Unix(), 10), "chunker", b.sig)
+	}
+	if ver != schemaVersion {
+		return fmt.Errorf("index %q has format %s, this lore writes %s: run `lore index --rebuild`", b.opt.Name, ver, schemaVersion)
+	}
+	have, _ := b.st.meta(ctx, "embedder")
+	if have != want {
+		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
+			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
+	}
+	return b.st.setMeta(ctx, "chunker", b.sig)
+}
+
+func describeEmbedder(model string) string {
+	if model == "none" {
+		return "none (lexical only)"
+	}
+	return model
+}
+
+// checkEmbedder asks the embedder to prove it works and compares its
+// dimension with the index's.
+func (b *builder) checkEmbedder(ctx context.Context) error {
+	dim, err := b.opt.Embedder.Check(ctx)
+	if err != nil {
+		return err
+	}
+	have, _ := b.st.meta(ctx, "dim")
+	if have != "" && have != strconv.Itoa(dim) {
+		return fmt.Errorf("index %q holds %s-dimensional vectors but %s now returns %d: run `lore index --rebuild`",
+			b.opt.Name, have, b.opt.Embedder.Model(), dim)
+	}
+	b.dim = dim
+	return b.st.setMeta(ctx, "dim", strconv.Itoa(dim))
+}
+
+func (b *builder) sources(ctx context.Context, paths []string) ([]source, error) {
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("cannot index %s: %w", p, errors.Unwrap(err))
+		}
+		if _, err := b.st.addSource(ctx, filepath.Clean(abs)); err != nil {
+			return nil, err
+		}
+	}
+	all, err := b.st.sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		if len(all) == 0 {
+			return nil, fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
+		}
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		abs, _ := filepath.Abs(p)
+		want[filepath.Clean(abs)] = true
+	}
+	var out []source
+	for _, s := range all {
+		if want[s.Root] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// A job is one file to read, with what the index knew of it before.
+type job struct {
+	src  source
+	e    walkEntry
+	prev *docRow
+}
+
+// scan walks the sources and sorts files into work to do, unchanged, and
+// gone. A file is unchanged when its size and mtime match; a file whose
+// mtime is too close to when it was indexed is re-read and its hash
+// compared instead (the "racy git" problem: an edit within the same clock
+// tick as the last index run would otherwise go unseen).
+func (b *builder) scan(ctx context.Context, sources []source) ([]job, []int64, error) {
+	var jobs []job
+	var removed []int64
+	var walkSkips []fileUpdate
+	_, pdfErr := exec.LookPath("pdftotext")
+	b.pdfTool = pdfErr == nil
+	for _, src := range sources {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		entries, err := walkSource(src.Root)
+		if err != nil {
+			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, shortErr(err)))
+			continue
+		}
+		docs, err := b.st.documents(ctx, src.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		seen := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			seen[e.Rel] = true
+			prev, known := docs[e.Rel]
+			if e.Reason != "" {
+				if !known || prev.Reason != e.Reason {
+					walkSkips = append(walkSkips, fileUpdate{SourceID: src.ID, Path: e.Rel, Status: statusSkipped, Reason: e.Reason, Chunker: b.sig})
+					b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{e.Rel, e.Reason})
+				} else {
+					b.sum.FilesUnchanged++
+				}
+				continue
+			}
+			if known && b.unchanged(prev, e) {
+				b.sum.FilesUnchanged++
+				continue
+			}
+			j := job{src: src, e: e}
+			if known {
+				j.prev = &prev
+			}
+			jobs = append(jobs, j)
+		}
+		for p, d := range docs {
+			if !seen[p] {
+				removed = append(removed, d.ID)
+			}
+		}
+	}
+	if len(walkSkips) > 0 {
+		if err := b.st.writeFiles(ctx, walkSkips); err != nil {
+			return nil, nil, err
+		}
+	}
+	return jobs, removed, nil
+}
+
+const racyWindow = 2 * time.Second
+
+func (b *builder) unchanged(prev docRow, e walkEntry) bool {
+	if prev.Size != e.Size || prev.MTimeNS != e.MTime.UnixNano() {
+		return false
+	}
+	switch {
+	case prev.Status == statusIndexed:
+		return prev.Chunker == b.sig && time.Duration(prev.IndexedAt-prev.MTimeNS) >= racyWindow
+	case strings.HasPrefix(prev.Reason, reasonTooLarge):
+		return e.Size > b.opt.MaxFileSize
+	case prev.Reason == errNoPDFTool.Error():
+		return !b.pdfTool
+	case prev.Reason == reasonBinary || prev.Reason == reasonUnsupported:
+		return true
+	}
+	return false // failures are retried
+}
+
+// Skip reasons that depend only on the file.
+const (
+	reasonTooLarge    = "too large"
+	reasonBinary      = "binary file"
+	reasonUnsupported = "unsupported file type"
+)
+
+// result is a job done by a worker.
+type result struct {
+	up   fileUpdate
+	same bool // content unchanged: only the stat info is refreshed
+	warn string
+}
+
+func (b *builder) process(ctx context.Context, jobs []job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in := make(chan job)
+	out := make(chan result, 4*b.opt.Workers)
+	var wg sync.WaitGroup
+	for range b.opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range in {
+				select {
+				case out <- b.load(ctx, j):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, j := range jobs {
+			select {
+			case in <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+
+	var group []result
+	chunks := 0
+	lastFlush := time.Now()
+	for r := range out {
+		group = append(group, r)
+		chunks += len(r.up.Pieces)
+		if len(group) >= 64 || chunks >= 512 || time.Since(lastFlush) > time.Second {
+			if err := b.flush(ctx, group); err != nil {
+				return err
+			}
+			group, chunks, lastFlush = group[:0], 0, time.Now()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.flush(ctx, group)
+}
+
+// load reads, checks and chunks one file.
+func (b *builder) load(ctx context.Context, j job) result {
+	up := fileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: statusIndexed, Chunker: b.sig}
+	skip := func(reason string) result {
+		up.Status, up.Reason = statusSkipped, reason
+		return result{up: up}
+	}
+	ft := typeOf(j.e.Rel)
+	if ft == typeNone {
+		return skip(reasonUnsupported)
+	}
+	if j.e.Size > b.opt.MaxFileSize {
+		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", reasonTooLarge, humanBytes(j.e.Size), humanBytes(b.opt.MaxFileSize)))
+	}
+	data, err := readFileLimited(j.e.Abs, b.opt.MaxFileSize)
+	if err != nil {
+		return skip("unreadable: " + shortErr(err))
+	}
+	sum := sha256.Sum256(data)
+	up.Hash = hex.EncodeToString(sum[:16])
+	if p := j.prev; p != nil && p.Status == statusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
+		return result{up: up, same: true}
+	}
+	if ft != typePDF && isBinary(data) {
+		return skip(reasonBinary)
+	}
+	res, err := loadDocument(ctx, ft, j.e.Abs, data, b.opt.Chunk)
+	if err != nil {
+		if errors.Is(err, errNoPDFTool) {
+			return skip(errNoPDFTool.Error())
+		}
+		return skip("failed to load: " + err.Error())
+	}
+	up.Pieces = res.pieces
+	r := result{up: up}
+	if res.repaired {
+		r.warn = j.e.Rel + ": invalid UTF-8 replaced with U+FFFD"
+		r.up.Reason = "invalid UTF-8 repaired"
+	}
+	return r
+}
+
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("grew past the %s limit while being read", humanBytes(limit))
+	}
+	return data, nil
+}
+
+// flush embeds what a group of files needs and then writes the group in one
+// transaction. Vectors are committed first, batch by batch: a run killed in
+// between has them already and does not embed them again.
+func (b *builder) flush(ctx context.Context, group []result) error {
+	if len(group) == 0 {
+		return nil
+	}
+	var ups []fileUpdate
+	var hashes []string
+	texts := map[string]string{}
+	for _, r := range group {
+		ups = append(ups, r.up)
+		if r.warn != "" {
+			b.notice(r.warn)
+		}
+		if r.up.Status == statusSkipped {
+			b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{r.up.Path, r.up.Reason})
+			if r.up.Reason == errNoPDFTool.Error() {
+				b.notice("PDF files skipped: " + errNoPDFTool.Error())
+			}
+			continue
+		}
+		if r.same {
+			b.sum.FilesUnchanged++
+			continue
+		}
+		b.sum.FilesIndexed++
+		b.sum.Chunks += len(r.up.Pieces)
+		for _, p := range r.up.Pieces {
+			h := pieceHash(p)
+			if _, ok := texts[h]; !ok {
+				texts[h] = embedText(p)
+				hashes = append(hashes, h)
+			}
+		}
+	}
+	same := map[string]bool{}
+	for _, r := range group {
+		same[r.up.Path] = r.same
+	}
+	if b.opt.Embedder != nil && len(hashes) > 0 {
+		missing, err := b.st.missingHashes(ctx, hashes)
+		if err != nil {
+			return err
+		}
+		var todo []string
+		for _, h := range hashes {
+			if missing[h] {
+				todo = append(todo, h)
+			}
+		}
+		for i := 0; i < len(todo); i += b.opt.EmbedBatchSize {
+			batch := todo[i:min(i+b.opt.EmbedBatchSize, len(todo))]
+			in := make([]string, len(batch))
+			for k, h := range batch {
+				in[k] = texts[h]
+			}
+			vecs, err := b.opt.Embedder.EmbedDocuments(ctx, in)
+			if err != nil {
+				return err
+			}
+			for _, v := range vecs {
+				if len(v) != b.dim {
+					return fmt.Errorf("%s returned a %d-dimensional vector, the index holds %d: run `lore index --rebuild`", b.opt.Embedder.Model(), len(v), b.dim)
+				}
+			}
+			if err := b.st.putVectors(ctx, batch, vecs); err != nil {
+				return fmt.Errorf("store vectors: %w", err)
+			}
+			b.sum.ChunksEmbedded += len(batch)
+			b.progress.ChunksEmbedded = b.sum.ChunksEmbedded
+			b.report("index")
+		}
+	}
+	// Unchanged content needs only its stat info refreshed: write those
+	// rows without touching their chunks.
+	var full, statOnly []fileUpdate
+	for _, u := range ups {
+		if same[u.Path] {
+			statOnly = append(statOnly, u)
+		} else {
+			full = append(full, u)
+		}
+	}
+	if err := b.st.writeFiles(ctx, full); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	if err := b.st.touchFiles(ctx, statOnly); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
+	b.progress.FilesDone += len(group)
+	b.progress.Chunks = b.sum.Chunks
+	b.report("index")
+	return nil
+}
+
+// updateGraph brings the ANN graph file in line with the stored vectors:
+// load it, add and remove the difference, write it back. A missing or
+// unreadable graph is rebuilt from the vectors, never an error.
+func (b *builder) updateGraph(ctx context.Context) error {
+	if b.dim == 0 {
+		d, _ := b.st.meta(ctx, "dim")
+		b.dim, _ = strconv.Atoi(d)
+		if b.dim == 0 {
+			return nil // nothing was ever embedded
+		}
+	}
+	path := filepath.Join(b.dir, b.gen, graphFile)
+	vg, err := readGraphFile(path, b.dim)
+	if err != nil {
+		vg = newVectorGraph(b.dim)
+	}
+	b.report("graph")
+	added, removed, err := syncGraph(ctx, b.st, vg, func(done, total int) {
+		b.progress.GraphDone, b.progress.GraphTotal = done, total
+		b.report("graph")
+	})
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	if added == 0 && removed == 0 && err == nil && fileExists(path) {
+		return nil
+	}
+	if err := vg.writeFile(path); err != nil {
+		return fmt.Errorf("save vector graph: %w", err)
+	}
+	return nil
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// sortSkipped orders skipped files by path, for stable output.
+func sortSkipped(s []SkippedFile) {
+	sort.Slice(s, func(i, j int) bool { return s[i].Path < s[j].Path })
+}

@@ -1,0 +1,327 @@
+package index
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Chunk kinds, as stored and shown.
+const (
+	KindProse = "prose"
+	KindCode  = "code"
+	KindTable = "table"
+)
+
+// ChunkOptions is the chunk budget. Both numbers are in bytes of text,
+// which for English prose and code is about four per token.
+type ChunkOptions struct {
+	Size    int
+	Overlap int
+}
+
+// A piece is a chunk of one document before it is stored.
+type piece struct {
+	Start, End int
+	Heading    string
+	Kind       string
+	Text       string
+}
+
+// chunkDocument cuts loaded blocks into pieces of at most opt.Size bytes
+// (a lone oversized line is the only exception). Prose documents are cut at
+// headings first; source files at declarations.
+func chunkDocument(bs []block, code bool, opt ChunkOptions) []piece {
+	if code {
+		return chunkCode(bs, opt)
+	}
+	var (
+		out     []piece
+		stack   []block
+		section []block
+	)
+	flush := func() {
+		var body []block
+		for _, b := range section {
+			if b.Kind != blockHeading {
+				body = append(body, b)
+			}
+		}
+		if len(body) > 0 {
+			out = append(out, pack(section, breadcrumb(stack), opt)...)
+		}
+		section = nil
+	}
+	for _, b := range bs {
+		if b.Kind == blockHeading {
+			flush()
+			for len(stack) > 0 && stack[len(stack)-1].Level >= b.Level {
+				stack = stack[:len(stack)-1]
+			}
+			stack = append(stack, b)
+		}
+		section = append(section, b)
+	}
+	flush()
+	return out
+}
+
+func breadcrumb(stack []block) string {
+	titles := make([]string, 0, len(stack))
+	for _, h := range stack {
+		if h.Title != "" {
+			titles = append(titles, h.Title)
+		}
+	}
+	return strings.Join(titles, " > ")
+}
+
+// chunkCode packs whole declarations together up to the budget. A section
+// of a doc comment ("package exec > Title") keeps a chunk of its own, so its
+// heading stays precise.
+func chunkCode(bs []block, opt ChunkOptions) []piece {
+	var out []piece
+	var group []block
+	size := 0
+	flush := func() {
+		if len(group) == 0 {
+			return
+		}
+		titles := make([]string, 0, len(group))
+		for _, b := range group {
+			if b.Title != "" {
+				titles = append(titles, b.Title)
+			}
+		}
+		h := strings.Join(titles, "; ")
+		if len(h) > 200 {
+			h = h[:200] + "…"
+		}
+		out = append(out, pack(group, h, opt)...)
+		group, size = nil, 0
+	}
+	for _, b := range bs {
+		sub := strings.Contains(b.Title, " > ")
+		if size+b.size() > opt.Size || sub || (len(group) == 1 && strings.Contains(group[0].Title, " > ")) {
+			flush()
+		}
+		group = append(group, b)
+		size += b.size()
+	}
+	flush()
+	return out
+}
+
+// pack fills pieces with units in order, starting a new piece when the next
+// unit would not fit. A new piece after a full one starts with the tail of
+// the previous prose (up to opt.Overlap bytes), so a sentence cut at the
+// boundary can be found from either side. Code is never repeated.
+func pack(bs []block, heading string, opt ChunkOptions) []piece {
+	var units []block
+	for _, b := range bs {
+		units = append(units, splitBlock(b, opt.Size)...)
+	}
+	var out []piece
+	var cur []block
+	size := 0
+	for _, u := range units {
+		if size+u.size() > opt.Size && len(cur) > 0 && !onlyHeadings(cur) {
+			out = append(out, makePiece(cur, heading))
+			last := cur[len(cur)-1]
+			cur, size = nil, 0
+			if tail, ok := overlapTail(last, u, opt.Overlap); ok && tail.size()+u.size() <= opt.Size {
+				cur, size = []block{tail}, tail.size()
+			}
+		}
+		cur = append(cur, u)
+		size += u.size()
+	}
+	if len(cur) > 0 {
+		out = append(out, makePiece(cur, heading))
+	}
+	return out
+}
+
+func onlyHeadings(bs []block) bool {
+	for _, b := range bs {
+		if b.Kind != blockHeading {
+			return false
+		}
+	}
+	return true
+}
+
+// overlapTail returns the last lines of the unit that ended the previous
+// piece, when both it and the next unit are prose.
+func overlapTail(last, next block, overlap int) (block, bool) {
+	if overlap <= 0 || next.Kind == blockCode || last.Kind != blockPara || !last.exact() {
+		return block{}, false
+	}
+	n, size := 0, 0
+	for i := len(last.Lines) - 1; i >= 0 && size+len(last.Lines[i])+1 <= overlap; i-- {
+		size += len(last.Lines[i]) + 1
+		n++
+	}
+	if n == 0 {
+		return block{}, false
+	}
+	tail := sub(last, len(last.Lines)-n, len(last.Lines))
+	return tail, true
+}
+
+// splitBlock cuts a block larger than max: code at blank lines and then at
+// line boundaries, anything else at line boundaries, and a single line
+// longer than max at spaces.
+func splitBlock(b block, max int) []block {
+	if b.size() <= max {
+		return []block{b}
+	}
+	if b.Kind == blockCode {
+		var out []block
+		for _, part := range splitAtBlankLines(b) {
+			out = append(out, splitLinesTo(part, max)...)
+		}
+		return mergeSmall(out, max)
+	}
+	return splitLinesTo(b, max)
+}
+
+func splitAtBlankLines(b block) []block {
+	var out []block
+	start := 0
+	for i, l := range b.Lines {
+		if strings.TrimSpace(l) == "" && i > start {
+			out = append(out, sub(b, start, i))
+			start = i + 1
+		}
+	}
+	if start < len(b.Lines) {
+		out = append(out, sub(b, start, len(b.Lines)))
+	}
+	return out
+}
+
+// mergeSmall joins neighbouring parts of one split block while they fit, so
+// a function cut at blank lines does not become a dozen three-line chunks.
+func mergeSmall(parts []block, max int) []block {
+	var out []block
+	for _, p := range parts {
+		if n := len(out); n > 0 && out[n-1].exact() && p.exact() && out[n-1].size()+p.size()+1 <= max {
+			last := &out[n-1]
+			for last.End() < p.Start-1 {
+				last.Lines = append(last.Lines, "")
+			}
+			last.Lines = append(last.Lines, p.Lines...)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func splitLinesTo(b block, max int) []block {
+	var out []block
+	start, size := 0, 0
+	for i, l := range b.Lines {
+		if size+len(l)+1 > max && i > start {
+			out = append(out, sub(b, start, i))
+			start, size = i, 0
+		}
+		size += len(l) + 1
+	}
+	out = append(out, sub(b, start, len(b.Lines)))
+	var res []block
+	for _, p := range out {
+		if len(p.Lines) == 1 && len(p.Lines[0]) > max {
+			res = append(res, splitLongLine(p, max)...)
+		} else {
+			res = append(res, p)
+		}
+	}
+	return res
+}
+
+// sub is lines [i, j) of b, with the line numbers they have on disk.
+func sub(b block, i, j int) block {
+	s := b
+	s.Lines = b.Lines[i:j]
+	s.Title = b.Title
+	if b.exact() {
+		s.Start = b.Start + i
+		return s
+	}
+	span := b.End() - b.Start + 1
+	s.Start = b.Start + i*span/len(b.Lines)
+	s.EndLine = max(s.Start, b.Start+(j*span-1)/len(b.Lines))
+	return s
+}
+
+func splitLongLine(b block, max int) []block {
+	var out []block
+	line := b.Lines[0]
+	for len(line) > max {
+		cut := strings.LastIndexByte(line[:max], ' ')
+		if cut <= max/2 {
+			cut = validCut(line, max)
+		}
+		p := b
+		p.Lines = []string{line[:cut]}
+		out = append(out, p)
+		line = strings.TrimLeft(line[cut:], " ")
+	}
+	p := b
+	p.Lines = []string{line}
+	return append(out, p)
+}
+
+// validCut backs off from n to the start of a UTF-8 sequence.
+func validCut(s string, n int) int {
+	for n > 1 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
+func makePiece(units []block, heading string) piece {
+	var b strings.Builder
+	sizes := map[blockKind]int{}
+	for i, u := range units {
+		if i > 0 {
+			if u.Start > units[i-1].End()+1 || !u.exact() {
+				b.WriteString("\n\n")
+			} else {
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString(u.text())
+		sizes[u.Kind] += u.size()
+	}
+	kind := KindProse
+	switch {
+	case sizes[blockCode] > sizes[blockPara]+sizes[blockTable]:
+		kind = KindCode
+	case sizes[blockTable] > sizes[blockPara]+sizes[blockCode]:
+		kind = KindTable
+	}
+	end := units[0].End()
+	for _, u := range units {
+		end = max(end, u.End())
+	}
+	return piece{Start: units[0].Start, End: end, Heading: heading, Kind: kind, Text: strings.Trim(b.String(), "\n")}
+}
+
+// embedText is what is embedded for a chunk: its breadcrumb, so that a
+// section's context counts, then its text.
+func embedText(p piece) string {
+	if p.Heading == "" {
+		return p.Text
+	}
+	return p.Heading + "\n\n" + p.Text
+}
+
+// pieceHash identifies a chunk's embedding input; equal hashes share one
+// stored vector, which is what makes re-indexing a changed file cheap.
+func pieceHash(p piece) string {
+	sum := sha256.Sum256([]byte(embedText(p)))
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,139 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"lore/internal/ollama"
+)
+
+// Embedder turns text into vectors. The index needs documents embedded;
+// search needs queries embedded the same way.
+type Embedder interface {
+	// Model names the model; it is recorded in the index, and a different
+	// one later is refused.
+	Model() string
+	// Check makes sure the embedder can work and returns its dimension.
+	Check(ctx context.Context) (int, error)
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
+// embedAPI is the part of *api.Client the Ollama embedder uses.
+type embedAPI interface {
+	Heartbeat(ctx context.Context) error
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+	Embed(ctx context.Context, req *api.EmbedRequest) (*api.EmbedResponse, error)
+}
+
+// OllamaEmbedder embeds through Ollama's /api/embed.
+type OllamaEmbedder struct {
+	client embedAPI
+	host   string
+	model  string
+	docPfx string
+	qryPfx string
+}
+
+// Instruction prefixes some embedding models were trained with. Applying
+// them matters: nomic-embed-text without them loses several points of
+// retrieval quality; models not listed get none.
+var embedPrefixes = map[string][2]string{
+	"nomic-embed-text":        {"search_document: ", "search_query: "},
+	"nomic-embed-text-v2-moe": {"search_document: ", "search_query: "},
+	"mxbai-embed-large":       {"", "Represent this sentence for searching relevant passages: "},
+	"snowflake-arctic-embed":  {"", "Represent this sentence for searching relevant passages: "},
+	"snowflake-arctic-embed2": {"", "Represent this sentence for searching relevant passages: "},
+}
+
+// NewOllamaEmbedder returns an embedder for model on the client's server.
+// host is only for messages.
+func NewOllamaEmbedder(client embedAPI, host, model string) *OllamaEmbedder {
+	e := &OllamaEmbedder{client: client, host: host, model: model}
+	base := model
+	if i := strings.LastIndex(base, "/"); i >= 0 {
+		base = base[i+1:]
+	}
+	base, _, _ = strings.Cut(base, ":")
+	if p, ok := embedPrefixes[base]; ok {
+		e.docPfx, e.qryPfx = p[0], p[1]
+	}
+	return e
+}
+
+func (e *OllamaEmbedder) Model() string { return e.model }
+
+// Check asks the server whether it answers and has the model, then embeds
+// one probe to learn the dimension.
+func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
+	if err := e.client.Heartbeat(ctx); err != nil {
+		return 0, ollama.Explain(err, e.host, e.model)
+	}
+	if _, err := e.client.Show(ctx, &api.ShowRequest{Model: e.model}); err != nil {
+		return 0, fmt.Errorf("%w (or index without embeddings: --embedder none)", ollama.Explain(err, e.host, e.model))
+	}
+	v, err := e.embed(ctx, []string{"dimension probe"})
+	if err != nil {
+		return 0, err
+	}
+	return len(v[0]), nil
+}
+
+func (e *OllamaEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	in := make([]string, len(texts))
+	for i, t := range texts {
+		in[i] = e.docPfx + t
+	}
+	return e.embed(ctx, in)
+}
+
+func (e *OllamaEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := e.embed(ctx, []string{e.qryPfx + text})
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+func (e *OllamaEmbedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	var resp *api.EmbedResponse
+	truncate := true
+	err := ollama.Retry(ctx, 5, func() error {
+		var err error
+		resp, err = e.client.Embed(ctx, &api.EmbedRequest{Model: e.model, Input: texts, Truncate: &truncate})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", e.model, ollama.Explain(err, e.host, e.model))
+	}
+	if len(resp.Embeddings) != len(texts) {
+		return nil, fmt.Errorf("embed with %s: asked for %d embeddings, got %d", e.model, len(texts), len(resp.Embeddings))
+	}
+	for i, v := range resp.Embeddings {
+		if len(v) == 0 || len(v) != len(resp.Embeddings[0]) {
+			return nil, fmt.Errorf("embed with %s: embedding %d has %d dimensions", e.model, i, len(v))
+		}
+		normalize(v)
+	}
+	return resp.Embeddings, nil
+}
+
+// normalize scales v to unit length in place, so that a dot product is the
+// cosine similarity.
+func normalize(v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+}

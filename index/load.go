@@ -1,0 +1,105 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// fileType is how a file is loaded.
+type fileType uint8
+
+const (
+	typeNone fileType = iota
+	typeMarkdown
+	typeMDX
+	typeText
+	typeRST
+	typeHTML
+	typeCode
+	typePDF
+)
+
+var typesByExt = map[string]fileType{
+	".md": typeMarkdown, ".markdown": typeMarkdown, ".mdown": typeMarkdown, ".mdx": typeMDX,
+	".txt": typeText, ".text": typeText, ".rst": typeRST,
+	".html": typeHTML, ".htm": typeHTML, ".xhtml": typeHTML,
+	".pdf": typePDF,
+}
+
+var codeExts = strings.Fields(`.go .py .pyi .js .mjs .cjs .jsx .ts .tsx .mts .rs .java .kt .kts .scala .c .h .cc .cpp .cxx
+	.hpp .hh .cs .rb .php .swift .m .lua .pl .r .jl .ex .exs .erl .hs .ml .zig .nim .dart .sql .proto .graphql
+	.sh .bash .zsh .fish .ps1 .yaml .yml .toml .ini .cfg .conf .tf .hcl .cmake .mk .gradle .vue .svelte`)
+
+var codeNames = map[string]bool{"Makefile": true, "GNUmakefile": true, "Dockerfile": true, "Containerfile": true,
+	"Justfile": true, "Rakefile": true, "Gemfile": true, "CMakeLists.txt": true, "go.mod": true}
+
+func init() {
+	for _, e := range codeExts {
+		typesByExt[e] = typeCode
+	}
+}
+
+func typeOf(name string) fileType {
+	base := path.Base(name)
+	if codeNames[base] {
+		return typeCode
+	}
+	if base == "README" || base == "LICENSE" || base == "CHANGELOG" || base == "AUTHORS" {
+		return typeText
+	}
+	return typesByExt[strings.ToLower(path.Ext(base))]
+}
+
+// isBinary says whether data looks like a binary file: git's rule, a NUL
+// byte in the first 8000 bytes.
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
+}
+
+// loadResult is a loaded document, cut into pieces.
+type loadResult struct {
+	pieces   []piece
+	repaired bool // invalid UTF-8 was replaced
+}
+
+// loadDocument turns file contents into pieces. abs is used only for PDFs,
+// which are read by pdftotext.
+func loadDocument(ctx context.Context, ft fileType, abs string, data []byte, opt ChunkOptions) (loadResult, error) {
+	var res loadResult
+	var src string
+	if ft == typePDF {
+		text, err := pdfToText(ctx, abs)
+		if err != nil {
+			return res, err
+		}
+		data = []byte(text)
+		ft = typeText
+	}
+	if utf8.Valid(data) {
+		src = string(data)
+	} else {
+		src = strings.ToValidUTF8(string(data), "\uFFFD")
+		res.repaired = true
+	}
+	src = strings.TrimPrefix(src, "\uFEFF")
+	var bs []block
+	switch ft {
+	case typeMarkdown:
+		bs = loadMarkdown(src, false)
+	case typeMDX:
+		bs = loadMarkdown(src, true)
+	case typeText:
+		bs = loadText(src, false)
+	case typeRST:
+		bs = loadText(src, true)
+	case typeHTML:
+		bs = loadHTML(src)
+	case typeCode:
+		bs = loadCode(src)
+	}
+	res.pieces = chunkDocument(bs, ft == typeCode, opt)
+	return res, nil
+}

@@ -1,0 +1,144 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Index is an index opened for reading. Any number may be open while a
+// build runs: SQLite's WAL gives each reader a consistent snapshot, and a
+// rebuild writes a new generation rather than the one readers have open.
+type Index struct {
+	name string
+	dir  string
+	gen  string
+	st   *store
+}
+
+// Open opens the index in dir for reading.
+func Open(dir, name string) (*Index, error) {
+	gen := readPointer(dir, currentFile)
+	if gen == "" {
+		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", ErrNoIndex, name)
+	}
+	st, err := openStore(filepath.Join(dir, gen, dbFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Index{name: name, dir: dir, gen: gen, st: st}, nil
+}
+
+// Close releases the database.
+func (ix *Index) Close() error { return ix.st.Close() }
+
+// Status describes an index and how it compares with the files on disk.
+type Status struct {
+	Index        string         `json:"index"`
+	Path         string         `json:"path"`
+	Sources      []string       `json:"sources"`
+	Documents    int            `json:"documents"`
+	Chunks       int            `json:"chunks"`
+	Vectors      int            `json:"vectors"`
+	SizeBytes    int64          `json:"size_bytes"`
+	Embedder     string         `json:"embedder"`
+	Dimension    int            `json:"dimension"`
+	Chunker      string         `json:"chunker"`
+	BuiltAt      *time.Time     `json:"built_at"`
+	Skipped      []SkippedFile  `json:"skipped"`
+	Changed      []Change       `json:"changed"`
+	ChunksByKind map[string]int `json:"chunks_by_kind"`
+}
+
+// Change is a file that differs on disk from what the index holds.
+type Change struct {
+	Path   string `json:"path"`   // source root joined with the relative path
+	Change string `json:"change"` // "modified", "new" or "deleted"
+}
+
+// Status gathers the index's numbers and walks its sources to list files
+// changed since they were indexed (by size and mtime, as a build would).
+func (ix *Index) Status(ctx context.Context) (Status, error) {
+	s := Status{Index: ix.name, Path: filepath.Join(ix.dir, ix.gen), Sources: []string{}, Skipped: []SkippedFile{}, Changed: []Change{}, ChunksByKind: map[string]int{}}
+	db := ix.st.db
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents WHERE status = 'indexed'), (SELECT count(*) FROM chunks), (SELECT count(*) FROM vectors)`).
+		Scan(&s.Documents, &s.Chunks, &s.Vectors); err != nil {
+		return s, fmt.Errorf("read index: %w", err)
+	}
+	s.Embedder, _ = ix.st.meta(ctx, "embedder")
+	s.Chunker, _ = ix.st.meta(ctx, "chunker")
+	d, _ := ix.st.meta(ctx, "dim")
+	s.Dimension, _ = strconv.Atoi(d)
+	if b, _ := ix.st.meta(ctx, "built_at"); b != "" {
+		if n, err := strconv.ParseInt(b, 10, 64); err == nil {
+			t := time.Unix(n, 0)
+			s.BuiltAt = &t
+		}
+	}
+	entries, _ := os.ReadDir(s.Path)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			s.SizeBytes += fi.Size()
+		}
+	}
+	rows, err := db.QueryContext(ctx, `SELECT kind, count(*) FROM chunks GROUP BY kind`)
+	if err != nil {
+		return s, err
+	}
+	for rows.Next() {
+		var k string
+		var n int
+		rows.Scan(&k, &n)
+		s.ChunksByKind[k] = n
+	}
+	rows.Close()
+	srcs, err := ix.st.sources(ctx)
+	if err != nil {
+		return s, err
+	}
+	for _, src := range srcs {
+		s.Sources = append(s.Sources, src.Root)
+		docs, err := ix.st.documents(ctx, src.ID)
+		if err != nil {
+			return s, err
+		}
+		for p, d := range docs {
+			if d.Status == statusSkipped {
+				s.Skipped = append(s.Skipped, SkippedFile{Path: filepath.Join(src.Root, p), Reason: d.Reason})
+			}
+		}
+		entries, err := walkSource(src.Root)
+		if err != nil {
+			s.Changed = append(s.Changed, Change{Path: src.Root, Change: "deleted"})
+			continue
+		}
+		seen := map[string]bool{}
+		for _, e := range entries {
+			seen[e.Rel] = true
+			d, ok := docs[e.Rel]
+			switch {
+			case e.Reason != "":
+			case !ok:
+				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, e.Rel), "new"})
+			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
+				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, e.Rel), "modified"})
+			}
+		}
+		for p := range docs {
+			if !seen[p] {
+				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, p), "deleted"})
+			}
+		}
+	}
+	sortSkipped(s.Skipped)
+	sortChanges(s.Changed)
+	return s, nil
+}
+
+func sortChanges(c []Change) {
+	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
+}

@@ -1,0 +1,107 @@
+// Package ollama builds clients for the Ollama server and turns its errors
+// into messages that say what to do. It is shared by the index (embeddings)
+// and the agent (chat), which must agree on both.
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Sentinel errors callers can test with errors.Is.
+var (
+	ErrUnreachable  = errors.New("ollama unreachable")
+	ErrModelMissing = errors.New("model not installed")
+)
+
+// DialFunc dials a network address. Tests and the offline guard wrap it to
+// see every connection lore makes.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// NewClient returns an API client for base. dial may be nil for the default
+// dialer. The client has no overall timeout: streams run as long as the
+// caller's context allows.
+func NewClient(base *url.URL, dial DialFunc) *api.Client {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // the Ollama host is local or named exactly; never a proxy
+		DialContext:           dial,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0,
+	}
+	return api.NewClient(base, &http.Client{Transport: tr})
+}
+
+// Explain turns an error from the Ollama client into one that names the
+// problem and the fix. Errors it does not recognise pass through.
+func Explain(err error, host, model string) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if IsUnreachable(err) {
+		return fmt.Errorf("%w: could not connect to Ollama at %s: start it with `ollama serve` (or set ollama-host / OLLAMA_HOST)", ErrUnreachable, host)
+	}
+	var se api.StatusError
+	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && model != "" && strings.Contains(strings.ToLower(se.ErrorMessage), "not found") {
+		return fmt.Errorf("%w: model %q is not installed in Ollama at %s: run `ollama pull %s`", ErrModelMissing, model, host, model)
+	}
+	return err
+}
+
+// IsUnreachable reports whether err means nothing answered at the host.
+func IsUnreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns) ||
+		(errors.As(err, &op) && op.Op == "dial")
+}
+
+// Transient reports whether err is worth retrying: a dropped connection, a
+// timeout, 429 or a 5xx. A missing model or a bad request is not.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "EOF")
+}
+
+// Retry calls fn until it succeeds, fails for good, or attempts run out,
+// sleeping 250 ms, 500 ms, 1 s, ... between tries.
+func Retry(ctx context.Context, attempts int, fn func() error) error {
+	delay := 250 * time.Millisecond
+	var err error
+	for i := 0; i < attempts; i++ {
+		if err = fn(); err == nil || !Transient(err) || i == attempts-1 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+	return err
+}
