@@ -119,22 +119,29 @@ func chunkCode(bs []block, opt ChunkOptions) []piece {
 func pack(bs []block, heading string, opt ChunkOptions) []piece {
 	var units []block
 	for _, b := range bs {
-		units = append(units, splitBlock(b, opt.Size)...)
+		units = append(units, splitBlock(b, opt.Size-2)...)
 	}
 	var out []piece
 	var cur []block
 	size := 0
+	// A unit costs its size plus one byte for the blank line that may join
+	// it to the previous one, so a piece's text never exceeds opt.Size.
 	for _, u := range units {
-		if size+u.size() > opt.Size && len(cur) > 0 && !onlyHeadings(cur) {
+		if size+u.size()+1 > opt.Size && onlyHeadings(cur) {
+			// The breadcrumb names the heading already; drop its line
+			// rather than overflow the budget.
+			cur, size = nil, 0
+		}
+		if size+u.size()+1 > opt.Size && len(cur) > 0 {
 			out = append(out, makePiece(cur, heading))
 			last := cur[len(cur)-1]
 			cur, size = nil, 0
-			if tail, ok := overlapTail(last, u, opt.Overlap); ok && tail.size()+u.size() <= opt.Size {
-				cur, size = []block{tail}, tail.size()
+			if tail, ok := overlapTail(last, u, opt.Overlap); ok && tail.size()+u.size()+2 <= opt.Size {
+				cur, size = []block{tail}, tail.size()+1
 			}
 		}
 		cur = append(cur, u)
-		size += u.size()
+		size += u.size() + 1
 	}
 	if len(cur) > 0 {
 		out = append(out, makePiece(cur, heading))
@@ -143,6 +150,9 @@ func pack(bs []block, heading string, opt ChunkOptions) []piece {
 }
 
 func onlyHeadings(bs []block) bool {
+	if len(bs) == 0 {
+		return false
+	}
 	for _, b := range bs {
 		if b.Kind != blockHeading {
 			return false

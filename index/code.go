@@ -80,7 +80,7 @@ func declTitle(lines []string) string {
 		if t == "" || isTopComment(l) || strings.HasPrefix(t, "@") {
 			continue
 		}
-		t = strings.TrimSpace(strings.TrimRight(t, "{:"))
+		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimRight(t, "{:"), "{}"))
 		if len(t) > 120 {
 			t = t[:120] + "…"
 		}

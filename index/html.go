@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"strings"
+	"unicode"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -12,6 +13,9 @@ import (
 // It walks the token stream rather than a parsed tree so that it can count
 // the newlines of the raw source and give every block its lines on disk.
 func loadHTML(src string) []block {
+	// The tokenizer turns a lone \r into \n; lore counts lines at \n only
+	// (as splitLines does), so make both agree first.
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", " ")
 	z := html.NewTokenizer(strings.NewReader(src))
 	var (
 		out    []block
@@ -20,11 +24,12 @@ func loadHTML(src string) []block {
 		pre    int
 		buf    strings.Builder
 		curAt  = 0 // line where the pending text began
+		curEnd = 0 // line where it ends so far
 		kind   = blockPara
 		level  int
 		inCell bool
 	)
-	flush := func(endLine int) {
+	flush := func() {
 		text := buf.String()
 		buf.Reset()
 		if strings.TrimSpace(text) == "" {
@@ -40,7 +45,7 @@ func loadHTML(src string) []block {
 			b.Title = strings.Join(b.Lines, " ")
 			b.Lines = []string{b.Title}
 		}
-		b.EndLine = max(endLine, curAt)
+		b.EndLine = max(curEnd, curAt)
 		out = append(out, b)
 	}
 	for {
@@ -50,7 +55,7 @@ func loadHTML(src string) []block {
 		line += bytes.Count(raw, []byte{'\n'})
 		switch tt {
 		case html.ErrorToken:
-			flush(line)
+			flush()
 			return out
 		case html.TextToken:
 			if skip > 0 {
@@ -67,6 +72,9 @@ func loadHTML(src string) []block {
 				curAt = startLine + leadingNewlines(raw)
 			}
 			buf.WriteString(text)
+			if i := bytes.LastIndexFunc(raw, func(r rune) bool { return !unicode.IsSpace(r) }); i >= 0 {
+				curEnd = startLine + bytes.Count(raw[:i], []byte{'\n'})
+			}
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
@@ -85,13 +93,13 @@ func loadHTML(src string) []block {
 			}
 			switch a {
 			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-				flush(startLine)
+				flush()
 				kind, level = blockPara, 0
 				if start {
 					kind, level = blockHeading, int(name[1]-'0')
 				}
 			case atom.Pre:
-				flush(startLine)
+				flush()
 				kind = blockPara
 				if start {
 					pre++
@@ -100,7 +108,7 @@ func loadHTML(src string) []block {
 					pre--
 				}
 			case atom.Table:
-				flush(startLine)
+				flush()
 				kind = blockPara
 				if start {
 					kind = blockTable
@@ -123,7 +131,7 @@ func loadHTML(src string) []block {
 				atom.Footer, atom.Nav, atom.Main, atom.Aside, atom.Blockquote, atom.Dl, atom.Dt, atom.Dd,
 				atom.Hr, atom.Figure, atom.Figcaption, atom.Body, atom.Details, atom.Summary:
 				if kind != blockTable && pre == 0 {
-					flush(startLine)
+					flush()
 					kind = blockPara
 				}
 			}

@@ -1,0 +1,468 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeEmbedder makes deterministic vectors from the text and counts what it
+// was asked to embed.
+type fakeEmbedder struct {
+	model string
+	dim   int
+	mu    sync.Mutex
+	seen  map[string]int
+	calls int
+	err   error
+}
+
+func newFakeEmbedder(model string, dim int) *fakeEmbedder {
+	return &fakeEmbedder{model: model, dim: dim, seen: map[string]int{}}
+}
+
+func (f *fakeEmbedder) Model() string                          { return f.model }
+func (f *fakeEmbedder) Check(ctx context.Context) (int, error) { return f.dim, f.err }
+func (f *fakeEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	return fakeVector(text, f.dim), nil
+}
+func (f *fakeEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	f.calls++
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		f.seen[t]++
+		out[i] = fakeVector(t, f.dim)
+	}
+	return out, nil
+}
+
+func (f *fakeEmbedder) total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.seen {
+		n += c
+	}
+	return n
+}
+
+func fakeVector(text string, dim int) []float32 {
+	v := make([]float32, dim)
+	seed := sha256.Sum256([]byte(text))
+	for i := range v {
+		h := sha256.Sum256(append(seed[:], byte(i), byte(i>>8)))
+		v[i] = float32(binary.LittleEndian.Uint32(h[:]))/math.MaxUint32 - 0.5
+	}
+	normalize(v)
+	return v
+}
+
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// age sets every file's mtime to an hour ago, out of the racy window, as a
+// file written by a person minutes before indexing would be.
+func age(t testing.TB, dir string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+}
+
+func testOptions(emb Embedder, paths ...string) BuildOptions {
+	o := BuildOptions{Name: "test", Paths: paths, Chunk: ChunkOptions{Size: 300, Overlap: 40}, MaxFileSize: 1 << 20, EmbedBatchSize: 4}
+	if emb != nil {
+		o.Embedder = emb
+	}
+	return o
+}
+
+func build(t testing.TB, dir string, opt BuildOptions) Summary {
+	t.Helper()
+	sum, err := Build(context.Background(), dir, opt)
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return sum
+}
+
+var corpus = map[string]string{
+	"guide.md":       "# Guide\n\nInstall lore with make.\n\n## Config\n\nSet OLLAMA_HOST to reach the server.\n",
+	"notes/todo.txt": "Remember the milk.\n\nAnd the eggs.\n",
+	"api/server.go":  "package api\n\n// Serve serves.\nfunc Serve() {}\n\n// Stop stops.\nfunc Stop() {}\n",
+}
+
+// ftsCount counts chunks the lexical index finds for a word.
+func ftsCount(t testing.TB, dir, word string) int {
+	t.Helper()
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var n int
+	if err := ix.st.db.QueryRow(`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?`, word).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestIncrementalBuild(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	age(t, src)
+	emb := newFakeEmbedder("fake", 8)
+
+	sum := build(t, dir, testOptions(emb, src))
+	if sum.FilesIndexed != 3 || sum.FilesUnchanged != 0 || sum.Chunks == 0 || sum.ChunksEmbedded != sum.Chunks {
+		t.Fatalf("first build: %+v", sum)
+	}
+	firstChunks := sum.Chunks
+	if ftsCount(t, dir, "milk") != 1 || ftsCount(t, dir, "ollamahost") != 1 {
+		t.Fatal("lexical index does not find the words and identifiers indexed")
+	}
+
+	t.Run("unchanged", func(t *testing.T) {
+		before := emb.total()
+		sum := build(t, dir, testOptions(emb)) // no paths: the remembered sources
+		if sum.FilesIndexed != 0 || sum.FilesUnchanged != 3 || sum.ChunksEmbedded != 0 || emb.total() != before {
+			t.Fatalf("no-op rebuild did work: %+v", sum)
+		}
+		if sum.TotalChunks != firstChunks {
+			t.Fatalf("total chunks %d, want %d", sum.TotalChunks, firstChunks)
+		}
+	})
+
+	t.Run("change embeds only new chunks", func(t *testing.T) {
+		writeFiles(t, src, map[string]string{"guide.md": "# Guide\n\nInstall lore with make.\n\n## Config\n\nSet LORE_INDEX to pick an index.\n"})
+		age(t, src)
+		sum := build(t, dir, testOptions(emb))
+		if sum.FilesIndexed != 1 || sum.FilesUnchanged != 2 || sum.ChunksEmbedded != 1 {
+			t.Fatalf("after editing one section: %+v", sum)
+		}
+		if ftsCount(t, dir, "ollamahost") != 0 || ftsCount(t, dir, "loreindex") != 1 {
+			t.Fatal("lexical index still holds the old text or misses the new")
+		}
+	})
+
+	t.Run("touch without change is confirmed by hash", func(t *testing.T) {
+		now := time.Now().Add(-time.Minute)
+		os.Chtimes(filepath.Join(src, "notes/todo.txt"), now, now)
+		sum := build(t, dir, testOptions(emb))
+		if sum.FilesIndexed != 0 || sum.FilesUnchanged != 3 || sum.ChunksEmbedded != 0 {
+			t.Fatalf("touched file re-indexed: %+v", sum)
+		}
+	})
+
+	t.Run("rename embeds nothing", func(t *testing.T) {
+		os.Rename(filepath.Join(src, "notes/todo.txt"), filepath.Join(src, "notes/shopping.txt"))
+		sum := build(t, dir, testOptions(emb))
+		if sum.FilesIndexed != 1 || sum.FilesRemoved != 1 || sum.ChunksEmbedded != 0 {
+			t.Fatalf("rename: %+v", sum)
+		}
+		if ftsCount(t, dir, "milk") != 1 {
+			t.Fatal("renamed file's text is not found exactly once")
+		}
+	})
+
+	t.Run("delete removes from every table and the graph", func(t *testing.T) {
+		os.Remove(filepath.Join(src, "notes/shopping.txt"))
+		sum := build(t, dir, testOptions(emb))
+		if sum.FilesRemoved != 1 || sum.TotalFiles != 2 {
+			t.Fatalf("delete: %+v", sum)
+		}
+		if ftsCount(t, dir, "milk") != 0 {
+			t.Fatal("deleted file still in the lexical index")
+		}
+		ix, _ := Open(dir, "test")
+		defer ix.Close()
+		var orphans, vectors int
+		ix.st.db.QueryRow(`SELECT count(*) FROM vectors WHERE hash NOT IN (SELECT hash FROM chunks)`).Scan(&orphans)
+		ix.st.db.QueryRow(`SELECT count(*) FROM vectors`).Scan(&vectors)
+		if orphans != 0 {
+			t.Fatalf("%d vectors of deleted chunks remain", orphans)
+		}
+		vg, err := readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), 8)
+		if err != nil {
+			t.Fatalf("graph: %v", err)
+		}
+		if vg.Len() != vectors {
+			t.Fatalf("graph holds %d vectors, the database %d", vg.Len(), vectors)
+		}
+	})
+}
+
+func TestChunkerChangeRechunksWithoutReembeddingSameText(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	age(t, src)
+	emb := newFakeEmbedder("fake", 8)
+	build(t, dir, testOptions(emb, src))
+	opt := testOptions(emb)
+	opt.Chunk.Overlap = 10 // a different chunker signature; small docs chunk the same
+	sum := build(t, dir, opt)
+	if sum.FilesIndexed != 3 || sum.ChunksEmbedded != 0 {
+		t.Fatalf("after a chunker change: %+v", sum)
+	}
+}
+
+func TestEmbedderMismatch(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	build(t, dir, testOptions(newFakeEmbedder("nomic-embed-text", 8), src))
+
+	_, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("all-minilm", 8)))
+	if err == nil || !strings.Contains(err.Error(), "nomic-embed-text") || !strings.Contains(err.Error(), "all-minilm") || !strings.Contains(err.Error(), "--rebuild") {
+		t.Fatalf("model change: %v", err)
+	}
+	_, err = Build(context.Background(), dir, testOptions(nil))
+	if err == nil || !strings.Contains(err.Error(), "none") {
+		t.Fatalf("switch to lexical-only: %v", err)
+	}
+	writeFiles(t, src, map[string]string{"new.md": "# New\n\nfresh text\n"})
+	_, err = Build(context.Background(), dir, testOptions(newFakeEmbedder("nomic-embed-text", 16)))
+	if err == nil || !strings.Contains(err.Error(), "8-dimensional") || !strings.Contains(err.Error(), "--rebuild") {
+		t.Fatalf("dimension change: %v", err)
+	}
+	// --rebuild with the new model works and switches the index over.
+	opt := testOptions(newFakeEmbedder("all-minilm", 16))
+	opt.Rebuild = true
+	sum := build(t, dir, opt)
+	if sum.FilesIndexed != 4 {
+		t.Fatalf("rebuild: %+v", sum)
+	}
+}
+
+func TestLock(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	lk, err := acquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(context.Background(), dir, testOptions(nil, src))
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+		t.Fatalf("second writer: %v", err)
+	}
+	lk.release()
+	build(t, dir, testOptions(nil, src))
+}
+
+func TestReadersKeepWorkingDuringRebuild(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	build(t, dir, testOptions(nil, src))
+	reader, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+
+	writeFiles(t, src, map[string]string{"extra.md": "# Extra\n\nmore words\n"})
+	opt := testOptions(nil)
+	opt.Rebuild = true
+	opt.Progress = func(p Progress) {
+		// Mid-rebuild, the open reader still sees the whole old index.
+		if st, err := reader.Status(context.Background()); err != nil || st.Documents != 3 {
+			t.Errorf("reader during rebuild: %d documents, %v", st.Documents, err)
+		}
+	}
+	sum := build(t, dir, opt)
+	if sum.FilesIndexed != 4 {
+		t.Fatalf("rebuild: %+v", sum)
+	}
+	fresh, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if st, _ := fresh.Status(context.Background()); st.Documents != 4 {
+		t.Fatalf("after the rebuild a new reader sees %d documents", st.Documents)
+	}
+	gens, _ := filepath.Glob(filepath.Join(dir, "g*"))
+	if len(gens) != 1 {
+		t.Fatalf("old generations left behind: %v", gens)
+	}
+}
+
+func TestGraphIsRebuiltWhenMissingOrCorrupt(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	emb := newFakeEmbedder("fake", 8)
+	build(t, dir, testOptions(emb, src))
+	gen := readPointer(dir, currentFile)
+	path := filepath.Join(dir, gen, graphFile)
+	want, err := readGraphFile(path, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, damage := range map[string]func(){
+		"missing": func() { os.Remove(path) },
+		"corrupt": func() { os.WriteFile(path, []byte("LOREHNSW garbage"), 0o644) },
+		"stale":   func() { newVectorGraph(8).writeFile(path) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			damage()
+			build(t, dir, testOptions(emb))
+			got, err := readGraphFile(path, 8)
+			if err != nil || got.Len() != want.Len() {
+				t.Fatalf("graph after repair: %v, %d nodes, want %d", err, got.Len(), want.Len())
+			}
+		})
+	}
+}
+
+func TestSkipsAndIgnores(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		".gitignore":          "build/\n*.log\n!keep.log\n",
+		"docs/.loreignore":    "private.md\n",
+		"docs/private.md":     "# secret\n\nhidden\n",
+		"docs/public.md":      "# public\n\nshown\n",
+		"build/out.md":        "# generated\n",
+		"debug.log":           "noise",
+		"keep.log":            "kept",
+		".git/config":         "[core]",
+		"image.png":           "\x89PNG\x00\x00",
+		"blob.txt":            "text\x00with nul",
+		"big.md":              strings.Repeat("x", 2000),
+		"latin1.txt":          "caf\xe9 au lait\n",
+		"deep/a/b/c/d/doc.md": "# deep\n\nfound\n",
+	})
+	os.Symlink(src, filepath.Join(src, "deep", "loop"))
+	opt := testOptions(nil, src)
+	opt.MaxFileSize = 1000
+	sum := build(t, dir, opt)
+
+	reasons := map[string]string{}
+	for _, s := range sum.FilesSkipped {
+		reasons[s.Path] = s.Reason
+	}
+	want := map[string]string{"image.png": reasonUnsupported, "blob.txt": reasonBinary, "big.md": reasonTooLarge, "keep.log": reasonUnsupported, "deep/loop": "symlink loop"}
+	for p, r := range want {
+		if !strings.HasPrefix(reasons[p], r) {
+			t.Errorf("%s: skip reason %q, want %q", p, reasons[p], r)
+		}
+	}
+	for _, p := range []string{"docs/private.md", "build/out.md", "debug.log", ".git/config"} {
+		if _, ok := reasons[p]; ok {
+			t.Errorf("%s is ignored and must not be recorded", p)
+		}
+	}
+	if sum.FilesIndexed != 3 { // public.md, latin1.txt, doc.md
+		t.Errorf("indexed %d files, want 3: %+v", sum.FilesIndexed, sum)
+	}
+	if len(sum.Warnings) == 0 || !strings.Contains(strings.Join(sum.Warnings, "\n"), "latin1.txt: invalid UTF-8") {
+		t.Errorf("no warning for the invalid UTF-8: %v", sum.Warnings)
+	}
+	if ftsCount(t, dir, "caf") != 1 || ftsCount(t, dir, "hidden") != 0 || ftsCount(t, dir, "found") != 1 {
+		t.Error("lexical index does not match what was indexed")
+	}
+	// Raising the limit picks the large file up; nothing else changes.
+	opt = testOptions(nil)
+	opt.MaxFileSize = 4000
+	if sum := build(t, dir, opt); sum.FilesIndexed != 1 {
+		t.Errorf("after raising max-file-size: %+v", sum)
+	}
+}
+
+func TestNoSources(t *testing.T) {
+	_, err := Build(context.Background(), t.TempDir(), testOptions(nil))
+	if !errors.Is(err, ErrNoSources) || !strings.Contains(err.Error(), "lore index ./docs") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Build(context.Background(), t.TempDir(), testOptions(nil, "/does/not/exist"))
+	if err == nil || !strings.Contains(err.Error(), "/does/not/exist") {
+		t.Fatalf("missing folder: %v", err)
+	}
+}
+
+func TestStatusListsChanges(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	age(t, src)
+	build(t, dir, testOptions(nil, src))
+	writeFiles(t, src, map[string]string{"guide.md": "# Guide\n\nchanged\n", "new.md": "# New\n"})
+	os.Remove(filepath.Join(src, "notes/todo.txt"))
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	st, err := ix.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range st.Changed {
+		got[filepath.Base(c.Path)] = c.Change
+	}
+	if got["guide.md"] != "modified" || got["new.md"] != "new" || got["todo.txt"] != "deleted" || len(got) != 3 {
+		t.Fatalf("changes: %v", st.Changed)
+	}
+	if st.Documents != 3 || st.Chunks == 0 || st.Embedder != "none" || len(st.Sources) != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("f%03d.md", i)] = fmt.Sprintf("# Doc %d\n\nword%d text\n", i, i)
+	}
+	writeFiles(t, src, files)
+	age(t, src)
+	emb := newFakeEmbedder("fake", 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	opt := testOptions(emb, src)
+	opt.Progress = func(p Progress) {
+		if p.FilesDone >= 64 {
+			cancel()
+		}
+	}
+	if _, err := Build(ctx, dir, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted build: %v", err)
+	}
+	done := emb.total()
+	if done == 0 || done >= 200 {
+		t.Fatalf("embedded %d before the interrupt", done)
+	}
+	sum := build(t, dir, testOptions(emb))
+	if sum.ChunksEmbedded+done != 200 || sum.TotalFiles != 200 {
+		t.Fatalf("resume embedded %d after %d: %+v", sum.ChunksEmbedded, done, sum)
+	}
+	for text, n := range emb.seen {
+		if n > 1 {
+			t.Fatalf("%q embedded %d times", text, n)
+		}
+	}
+}
