@@ -656,8 +656,8 @@ func (b *builder) updateGraph(ctx context.Context) error {
 	}
 	path := filepath.Join(b.dir, b.gen, graphFile)
 	vg, err := readGraphFile(path, b.dim)
-	if err != nil {
-		vg = newVectorGraph(b.dim)
+	if err != nil || vg.tombstones() > max(64, vg.g.Len()/4) {
+		vg = newVectorGraph(b.dim) // rebuilt from the stored vectors below
 	}
 	b.report("graph")
 	added, removed, err := syncGraph(ctx, b.st, vg, func(done, total int) {

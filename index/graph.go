@@ -35,7 +35,11 @@ const (
 
 // vectorGraph is the ANN graph over stored vectors, keyed by vectors.id.
 // coder/hnsw has no locks and no way to list its keys, so this wrapper
-// keeps both.
+// keeps both. It never calls the library's Delete: in v0.6.1 a delete
+// leaves one-way links to the removed node, which an Export/Import round
+// trip turns into nil pointers and a panic. A removed vector becomes a
+// tombstone instead: it stays in the graph, is filtered out of results,
+// and the graph is rebuilt once tombstones pass a quarter of it.
 type vectorGraph struct {
 	mu   sync.RWMutex
 	g    *hnsw.Graph[int64]
@@ -70,8 +74,14 @@ func (vg *vectorGraph) add(id int64, v []float32) error {
 func (vg *vectorGraph) remove(id int64) {
 	vg.mu.Lock()
 	defer vg.mu.Unlock()
-	vg.g.Delete(id)
 	delete(vg.keys, id)
+}
+
+// tombstones counts removed vectors still in the graph.
+func (vg *vectorGraph) tombstones() int {
+	vg.mu.RLock()
+	defer vg.mu.RUnlock()
+	return vg.g.Len() - len(vg.keys)
 }
 
 // search returns the keys of the k nearest vectors, nearest first, with
@@ -85,13 +95,21 @@ func (vg *vectorGraph) search(q []float32, k, ef int) ([]int64, []float32, error
 	if len(vg.keys) == 0 {
 		return nil, nil, nil
 	}
-	vg.g.EfSearch = max(ef, k)
-	nodes := vg.g.Search(q, k)
+	// Ask for more when tombstones may take places in the result.
+	want := k
+	if dead := vg.g.Len() - len(vg.keys); dead > 0 {
+		want = k + min(dead, k/4+8)
+	}
+	vg.g.EfSearch = max(ef, want)
+	nodes := vg.g.Search(q, want)
 	vg.g.EfSearch = graphEfConstruction
-	ids := make([]int64, len(nodes))
-	dist := make([]float32, len(nodes))
-	for i, n := range nodes {
-		ids[i], dist[i] = n.Key, dotDistance(q, n.Value)
+	ids := make([]int64, 0, k)
+	dist := make([]float32, 0, k)
+	for _, n := range nodes {
+		if _, live := vg.keys[n.Key]; !live || len(ids) == k {
+			continue
+		}
+		ids, dist = append(ids, n.Key), append(dist, dotDistance(q, n.Value))
 	}
 	return ids, dist, nil
 }
@@ -114,7 +132,7 @@ func (vg *vectorGraph) writeFile(path string) error {
 				return err
 			}
 		}
-		if len(keys) == 0 {
+		if vg.g.Len() == 0 {
 			return nil
 		}
 		return vg.g.Export(w)
@@ -151,11 +169,11 @@ func readGraphFile(path string, dim int) (*vectorGraph, error) {
 	for _, k := range keys {
 		vg.keys[k] = struct{}{}
 	}
-	if n > 0 {
+	if _, err := r.Peek(1); err == nil {
 		if err := vg.g.Import(r); err != nil {
 			return nil, fmt.Errorf("graph: %w", err)
 		}
-		if vg.g.Len() != len(keys) {
+		if vg.g.Len() < len(keys) {
 			return nil, fmt.Errorf("graph holds %d nodes, its header %d", vg.g.Len(), len(keys))
 		}
 	}

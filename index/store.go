@@ -39,7 +39,8 @@ CREATE TABLE IF NOT EXISTS documents(
 	UNIQUE(source_id, path)
 );
 CREATE TABLE IF NOT EXISTS vectors(
-	id INTEGER PRIMARY KEY,
+	id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: the graph may hold a removed id
+
 	hash TEXT NOT NULL UNIQUE,
 	vec BLOB NOT NULL
 );
