@@ -138,6 +138,15 @@ func (b *builder) run(ctx context.Context) error {
 	current := readPointer(b.dir, currentFile)
 	next := readPointer(b.dir, nextFile)
 	paths := b.opt.Paths
+	// Refuse bad input before creating anything.
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("cannot index %s: %w", p, errors.Unwrap(err))
+		}
+	}
+	if current == "" && next == "" && len(paths) == 0 {
+		return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
+	}
 	switch {
 	case next != "":
 		b.gen = next // finish the interrupted rebuild first
@@ -303,9 +312,6 @@ func (b *builder) sources(ctx context.Context, paths []string) ([]source, error)
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("cannot index %s: %w", p, errors.Unwrap(err))
 		}
 		if _, err := b.st.addSource(ctx, filepath.Clean(abs)); err != nil {
 			return nil, err

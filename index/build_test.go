@@ -2,11 +2,9 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+	"lore/internal/ollamatest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +31,7 @@ func newFakeEmbedder(model string, dim int) *fakeEmbedder {
 func (f *fakeEmbedder) Model() string                          { return f.model }
 func (f *fakeEmbedder) Check(ctx context.Context) (int, error) { return f.dim, f.err }
 func (f *fakeEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	return fakeVector(text, f.dim), nil
+	return ollamatest.Vector(text, f.dim), nil
 }
 func (f *fakeEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
 	f.mu.Lock()
@@ -45,7 +43,7 @@ func (f *fakeEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([][]
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		f.seen[t]++
-		out[i] = fakeVector(t, f.dim)
+		out[i] = ollamatest.Vector(t, f.dim)
 	}
 	return out, nil
 }
@@ -58,17 +56,6 @@ func (f *fakeEmbedder) total() int {
 		n += c
 	}
 	return n
-}
-
-func fakeVector(text string, dim int) []float32 {
-	v := make([]float32, dim)
-	seed := sha256.Sum256([]byte(text))
-	for i := range v {
-		h := sha256.Sum256(append(seed[:], byte(i), byte(i>>8)))
-		v[i] = float32(binary.LittleEndian.Uint32(h[:]))/math.MaxUint32 - 0.5
-	}
-	normalize(v)
-	return v
 }
 
 func writeFiles(t testing.TB, dir string, files map[string]string) {

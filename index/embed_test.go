@@ -2,125 +2,16 @@ package index
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"lore/internal/ollama"
+	"lore/internal/ollamatest"
 )
-
-// fakeOllama speaks the parts of Ollama's HTTP API the embedder uses, with
-// the JSON shapes of the real server.
-type fakeOllama struct {
-	models  map[string]int // model name to dimension
-	mu      sync.Mutex
-	inputs  [][]string // the input of every /api/embed request, in order
-	fail    atomic.Int32
-	failFn  func(w http.ResponseWriter) bool
-	delay   time.Duration
-	started chan struct{}
-}
-
-func newFakeOllama(t testing.TB) (*fakeOllama, *httptest.Server) {
-	f := &fakeOllama{models: map[string]int{"nomic-embed-text:latest": 8, "all-minilm:latest": 4}}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	return f, srv
-}
-
-func (f *fakeOllama) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	switch r.URL.Path {
-	case "/":
-		w.Header().Set("Content-Type", "text/plain")
-		w.Write([]byte("Ollama is running"))
-	case "/api/show":
-		var req struct{ Model string }
-		json.NewDecoder(r.Body).Decode(&req)
-		if _, ok := f.model(req.Model); !ok {
-			w.WriteHeader(http.StatusNotFound)
-			w.Write([]byte(`{"error":"model '` + req.Model + `' not found"}`))
-			return
-		}
-		w.Write([]byte(`{"modelfile":"","details":{"family":"nomic-bert"}}`))
-	case "/api/embed":
-		var req struct {
-			Model string
-			Input []string
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write([]byte(`{"error":"invalid input type"}`))
-			return
-		}
-		f.mu.Lock()
-		f.inputs = append(f.inputs, req.Input)
-		f.mu.Unlock()
-		if f.started != nil {
-			select {
-			case f.started <- struct{}{}:
-			default:
-			}
-		}
-		if f.fail.Load() > 0 {
-			f.fail.Add(-1)
-			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`{"error":"server busy, please try again.  maximum pending requests exceeded"}`))
-			return
-		}
-		dim, ok := f.model(req.Model)
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			w.Write([]byte(`{"error":"model \"` + req.Model + `\" not found, try pulling it first"}`))
-			return
-		}
-		if f.delay > 0 {
-			select {
-			case <-time.After(f.delay):
-			case <-r.Context().Done():
-				return
-			}
-		}
-		resp := struct {
-			Model           string      `json:"model"`
-			Embeddings      [][]float32 `json:"embeddings"`
-			TotalDuration   int64       `json:"total_duration"`
-			PromptEvalCount int         `json:"prompt_eval_count"`
-		}{Model: req.Model, TotalDuration: 14143917, PromptEvalCount: 8}
-		for _, in := range req.Input {
-			v := fakeVector(in, dim)
-			for i := range v {
-				v[i] *= 3 // the real server's vectors are normalised; lore must not rely on it
-			}
-			resp.Embeddings = append(resp.Embeddings, v)
-		}
-		json.NewEncoder(w).Encode(resp)
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-func (f *fakeOllama) model(name string) (int, bool) {
-	if !strings.Contains(name, ":") {
-		name += ":latest"
-	}
-	d, ok := f.models[name]
-	return d, ok
-}
-
-func (f *fakeOllama) requests() [][]string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]string(nil), f.inputs...)
-}
 
 func embedderFor(t testing.TB, srvURL, model string) *OllamaEmbedder {
 	u, _ := url.Parse(srvURL)
@@ -128,7 +19,7 @@ func embedderFor(t testing.TB, srvURL, model string) *OllamaEmbedder {
 }
 
 func TestOllamaEmbedder(t *testing.T) {
-	f, srv := newFakeOllama(t)
+	srv := ollamatest.New(t)
 	ctx := context.Background()
 
 	t.Run("check, prefixes and normalisation", func(t *testing.T) {
@@ -151,14 +42,14 @@ func TestOllamaEmbedder(t *testing.T) {
 		if _, err := e.EmbedQuery(ctx, "q"); err != nil {
 			t.Fatal(err)
 		}
-		reqs := f.requests()
+		reqs := srv.Requests()
 		last := reqs[len(reqs)-2:]
 		if last[0][0] != "search_document: a" || last[1][0] != "search_query: q" {
 			t.Errorf("nomic prefixes not applied: %q", last)
 		}
 		e = embedderFor(t, srv.URL, "all-minilm")
 		e.EmbedQuery(ctx, "q")
-		if reqs := f.requests(); reqs[len(reqs)-1][0] != "q" {
+		if reqs := srv.Requests(); reqs[len(reqs)-1][0] != "q" {
 			t.Errorf("a model without prefixes got %q", reqs[len(reqs)-1][0])
 		}
 	})
@@ -181,20 +72,20 @@ func TestOllamaEmbedder(t *testing.T) {
 	})
 
 	t.Run("transient errors are retried", func(t *testing.T) {
-		f.fail.Store(2)
-		before := len(f.requests())
+		srv.Fail.Store(2)
+		before := len(srv.Requests())
 		vs, err := embedderFor(t, srv.URL, "all-minilm").EmbedDocuments(ctx, []string{"x"})
 		if err != nil || len(vs) != 1 {
 			t.Fatalf("after two 503s: %v", err)
 		}
-		if n := len(f.requests()) - before; n != 3 {
+		if n := len(srv.Requests()) - before; n != 3 {
 			t.Errorf("%d requests, want 3", n)
 		}
 	})
 
 	t.Run("persistent errors give up with the server's message", func(t *testing.T) {
-		f.fail.Store(100)
-		defer f.fail.Store(0)
+		srv.Fail.Store(100)
+		defer srv.Fail.Store(0)
 		_, err := embedderFor(t, srv.URL, "all-minilm").EmbedDocuments(ctx, []string{"x"})
 		if err == nil || !strings.Contains(err.Error(), "server busy") {
 			t.Fatalf("got %v", err)
@@ -202,8 +93,8 @@ func TestOllamaEmbedder(t *testing.T) {
 	})
 
 	t.Run("a slow server is abandoned when the context ends", func(t *testing.T) {
-		f.delay = time.Minute
-		defer func() { f.delay = 0 }()
+		srv.Delay = time.Minute
+		defer func() { srv.Delay = 0 }()
 		ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -218,14 +109,14 @@ func TestOllamaEmbedder(t *testing.T) {
 }
 
 func TestBuildWithOllama(t *testing.T) {
-	f, srv := newFakeOllama(t)
+	srv := ollamatest.New(t)
 	src, dir := t.TempDir(), t.TempDir()
 	writeFiles(t, src, corpus)
 	age(t, src)
 	opt := testOptions(embedderFor(t, srv.URL, "nomic-embed-text"), src)
 	sum := build(t, dir, opt)
 	embedded := 0
-	for _, r := range f.requests() {
+	for _, r := range srv.Requests() {
 		if len(r) > opt.EmbedBatchSize {
 			t.Errorf("request of %d inputs, batch size %d", len(r), opt.EmbedBatchSize)
 		}

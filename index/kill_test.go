@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"lore/internal/ollamatest"
 )
 
 // TestKillHelper is the child process of TestKillAtRandomMoments: it builds
@@ -31,8 +33,8 @@ func TestKillAtRandomMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	f, srv := newFakeOllama(t)
-	f.delay = 8 * time.Millisecond
+	srv := ollamatest.New(t)
+	srv.Delay = 8 * time.Millisecond
 	src, dir := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 300 {
@@ -55,7 +57,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		time.Sleep(20 * time.Millisecond) // let the server read what was sent
-		n := len(f.requests())
+		n := len(srv.Requests())
 		if n > 0 {
 			inFlight[n-1] = true
 		}
@@ -83,7 +85,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 		t.Fatalf("final run: %+v", sum)
 	}
 	first := map[string]int{}
-	for i, req := range f.requests() {
+	for i, req := range srv.Requests() {
 		for _, text := range req {
 			if text == "dimension probe" {
 				continue

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lore/internal/ollamatest"
+)
+
+// env is a test user's environment: XDG folders under a temp dir.
+type env struct {
+	t    *testing.T
+	home string
+	vars map[string]string
+}
+
+func newEnv(t *testing.T) *env {
+	home := t.TempDir()
+	return &env{t: t, home: home, vars: map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, "config"),
+		"XDG_DATA_HOME":   filepath.Join(home, "data"),
+		"XDG_STATE_HOME":  filepath.Join(home, "state"),
+	}}
+}
+
+type run struct {
+	code        int
+	stdout      string
+	stderr      string
+	stdoutLines []string
+}
+
+func (e *env) run(tty bool, args ...string) run {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	streams := &ioStreams{
+		In: strings.NewReader(""), Out: &out, Err: &errb,
+		OutTTY: tty, ErrTTY: tty,
+		Getenv:   func(k string) string { return e.vars[k] },
+		ErrWidth: func() int { return 100 },
+	}
+	code := Main(args, streams)
+	return run{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func sampleDocs(t *testing.T) string {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"guide.md":   "# Guide\n\n## Install\n\nRun `make install`.\n",
+		"ref/api.go": "package ref\n\n// Do does.\nfunc Do() {}\n",
+		"logo.png":   "\x89PNG",
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	return dir
+}
+
+func TestIndexJSONAndRefresh(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	r := e.run(false, "index", "--embedder", "none", "--json", docs)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	for _, k := range []string{"index", "files_indexed", "files_unchanged", "files_removed", "files_skipped", "chunks", "chunks_embedded", "seconds"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary lacks %q", k)
+		}
+	}
+	if sum["files_indexed"].(float64) != 2 || sum["index"] != "default" {
+		t.Errorf("summary %v", sum)
+	}
+	skipped := sum["files_skipped"].([]any)
+	if len(skipped) != 1 || skipped[0].(map[string]any)["path"] != "logo.png" {
+		t.Errorf("files_skipped %v", skipped)
+	}
+
+	r = e.run(false, "index", "--embedder", "none", "--json")
+	json.Unmarshal([]byte(r.stdout), &sum)
+	if r.code != 0 || sum["files_indexed"].(float64) != 0 || sum["files_unchanged"].(float64) != 3 {
+		t.Fatalf("refresh: exit %d %v %s", r.code, sum, r.stderr)
+	}
+
+	r = e.run(false, "index", "status", "--json")
+	var st map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("status: %v %s", err, r.stderr)
+	}
+	if st["documents"].(float64) != 2 || st["chunks"].(float64) < 2 || st["embedder"] != "none" {
+		t.Errorf("status %v", st)
+	}
+}
+
+func TestIndexTextOutput(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	r := e.run(false, "index", "--embedder", "none", docs)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "2 files indexed") || strings.Contains(r.stderr, "\x1b") {
+		t.Errorf("plain stderr summary expected, got %q", r.stderr)
+	}
+	r = e.run(false, "index", "--embedder", "none", "--quiet", docs)
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("--quiet printed %q", r.stderr)
+	}
+	r = e.run(true, "index", "status")
+	for _, want := range []string{"documents  2", "embedder   none", "logo.png: unsupported file type", "up to date"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Changed\n"), 0o644)
+	if r = e.run(false, "index", "status"); !strings.Contains(r.stdout, "modified") {
+		t.Errorf("status does not show the change:\n%s", r.stdout)
+	}
+}
+
+func TestIndexWithOllama(t *testing.T) {
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	docs := sampleDocs(t)
+	e.vars["OLLAMA_HOST"] = srv.URL
+	r := e.run(false, "index", "--json", docs)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var sum struct {
+		ChunksEmbedded int `json:"chunks_embedded"`
+	}
+	json.Unmarshal([]byte(r.stdout), &sum)
+	if sum.ChunksEmbedded == 0 || sum.ChunksEmbedded != srv.EmbeddedInputs() {
+		t.Fatalf("summary says %d embedded, server saw %d", sum.ChunksEmbedded, srv.EmbeddedInputs())
+	}
+	r = e.run(false, "index", "status", "--json")
+	if !strings.Contains(r.stdout, `"embedder": "nomic-embed-text"`) || !strings.Contains(r.stdout, `"dimension": 8`) {
+		t.Errorf("status: %s", r.stdout)
+	}
+	// A model change is refused with the fix.
+	r = e.run(false, "index", "--embed-model", "all-minilm")
+	if r.code != 1 || !strings.Contains(r.stderr, "--rebuild") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("model change: exit %d %q", r.code, r.stderr)
+	}
+	// Ollama gone: a clear one-line error naming the host and the fix.
+	os.WriteFile(filepath.Join(docs, "new.md"), []byte("# New\n\ntext\n"), 0o644)
+	srv.Close()
+	r = e.run(false, "index")
+	if r.code != 1 || !strings.Contains(r.stderr, "ollama serve") || !strings.Contains(r.stderr, "--embedder none") && !strings.Contains(r.stderr, srv.URL[len("http://"):]) {
+		t.Errorf("no Ollama: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"index", "--bogus"}, exitUsage, "unknown flag"},
+		{[]string{"index", "status", "extra"}, exitUsage, "unknown command"},
+		{[]string{"index", "--embedder", "none", "/no/such/folder"}, exitError, "/no/such/folder"},
+		{[]string{"index", "--embedder", "none"}, exitError, "lore index ./docs"},
+		{[]string{"index", "--embedder", "maybe", "."}, exitError, "embedder:"},
+		{[]string{"--index", "../x", "index", "status"}, exitError, "index:"},
+		{[]string{"index", "status"}, exitError, "lore index PATH"},
+	}
+	for _, tt := range tests {
+		r := e.run(false, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and a line with %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+}
+
+func TestConfigFileAndEnv(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	cfg := filepath.Join(e.home, "lore.yaml")
+	os.WriteFile(cfg, []byte("embedder: none\nindex: notes\n"), 0o644)
+	if r := e.run(false, "--config", cfg, "index", "--quiet", docs); r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "data", "lore", "indexes", "notes")); err != nil {
+		t.Fatal("index name from the config file not used")
+	}
+	e.vars["LORE_INDEX"] = "other"
+	if r := e.run(false, "--config", cfg, "index", "status"); r.code != 1 || !strings.Contains(r.stderr, `"other"`) {
+		t.Errorf("LORE_INDEX not applied over the file: %d %s", r.code, r.stderr)
+	}
+	if r := e.run(false, "--config", cfg, "--index", "notes", "index", "status"); r.code != 0 {
+		t.Errorf("--index not applied over LORE_INDEX: %d %s", r.code, r.stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(false, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lore ") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+	if r := e.run(false, "index", "--help"); r.code != 0 || !strings.Contains(r.stdout, "lore index ./docs ~/notes") {
+		t.Errorf("help lacks examples: %q", r.stdout)
+	}
+	if r := e.run(false, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
+		t.Errorf("completion: %d", r.code)
+	}
+}

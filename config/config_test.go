@@ -1,0 +1,160 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lore.yaml")
+	os.WriteFile(file, []byte("embed-model: from-file\nchunk-size: 900\nindex: filed\nollama-host: filehost:1\n"), 0o644)
+
+	tests := []struct {
+		name  string
+		env   map[string]string
+		flags Flags
+		check func(c Config) string
+	}{
+		{"file over defaults", nil, nil, func(c Config) string {
+			if c.EmbedModel != "from-file" || c.ChunkSize != 900 || c.EmbedBatchSize != 32 {
+				return "file not applied over defaults"
+			}
+			return ""
+		}},
+		{"env over file", map[string]string{"LORE_EMBED_MODEL": "from-env", "LORE_MAX_FILE_SIZE": "2MiB"}, nil, func(c Config) string {
+			if c.EmbedModel != "from-env" || c.MaxFileSize != 2<<20 || c.ChunkSize != 900 {
+				return "env not applied over file"
+			}
+			return ""
+		}},
+		{"flags over env", map[string]string{"LORE_EMBED_MODEL": "from-env"}, Flags{"embed-model": "from-flag"}, func(c Config) string {
+			if c.EmbedModel != "from-flag" {
+				return "flag not applied over env"
+			}
+			return ""
+		}},
+		{"OLLAMA_HOST is below the file", map[string]string{"OLLAMA_HOST": "envhost:2"}, nil, func(c Config) string {
+			if c.OllamaHost != "filehost:1" {
+				return "file should win over OLLAMA_HOST"
+			}
+			return ""
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"HOME": dir}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			c, err := Load(file, envOf(env), tt.flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tt.check(c); msg != "" {
+				t.Fatalf("%s: %+v", msg, c)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndXDG(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load("", envOf(map[string]string{"HOME": dir, "OLLAMA_HOST": "10.0.0.5"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Index != "default" || c.OllamaHost != "10.0.0.5" || c.DataDir != filepath.Join(dir, ".local/share/lore") {
+		t.Fatalf("%+v", c)
+	}
+	c, err = Load("", envOf(map[string]string{"HOME": dir, "XDG_DATA_HOME": "/x", "XDG_STATE_HOME": "/s"}), Flags{"index": "work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IndexDir() != "/x/lore/indexes/work" || c.StateDir != "/s/lore" {
+		t.Fatalf("%+v", c)
+	}
+	// The default file is read when present.
+	os.MkdirAll(filepath.Join(dir, "cfg", "lore"), 0o755)
+	os.WriteFile(filepath.Join(dir, "cfg", "lore", "config.yaml"), []byte("embedder: none\n"), 0o644)
+	c, err = Load("", envOf(map[string]string{"HOME": dir, "XDG_CONFIG_HOME": filepath.Join(dir, "cfg")}), nil)
+	if err != nil || c.Embedder != "none" {
+		t.Fatalf("default config file not read: %v %+v", err, c)
+	}
+}
+
+func TestErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	write := func(s string) string {
+		n++
+		p := filepath.Join(dir, fmt.Sprintf("c%d.yaml", n))
+		os.WriteFile(p, []byte(s), 0o644)
+		return p
+	}
+	tests := []struct {
+		name  string
+		file  string
+		env   map[string]string
+		flags Flags
+		want  string
+	}{
+		{"unknown key", write("chunk_size: 3\n"), nil, nil, `unknown key "chunk_size"`},
+		{"bad yaml", write("a: [\n"), nil, nil, "not valid YAML"},
+		{"bad number in file", write("chunk-size: lots\n"), nil, nil, "chunk-size"},
+		{"bad env", "", map[string]string{"LORE_CHUNK_SIZE": "x"}, nil, "LORE_CHUNK_SIZE"},
+		{"bad flag", "", nil, Flags{"embed-batch-size": "x"}, "--embed-batch-size"},
+		{"embedder", "", map[string]string{"LORE_EMBEDDER": "openai"}, nil, "embedder:"},
+		{"chunk size", "", nil, Flags{"chunk-size": "10"}, "chunk-size:"},
+		{"overlap", "", nil, Flags{"chunk-overlap": "1400"}, "chunk-overlap:"},
+		{"index name", "", nil, Flags{"index": "../etc"}, "index:"},
+		{"host", "", map[string]string{"LORE_OLLAMA_HOST": "ftp://x"}, nil, "ollama-host:"},
+		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"HOME": dir}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			_, err := Load(tt.file, envOf(env), tt.flags)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseOllamaHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"localhost":             "http://localhost:11434",
+		"127.0.0.1:8080":        "http://127.0.0.1:8080",
+		"https://ollama.lan":    "https://ollama.lan:11434",
+		"http://[::1]:11434":    "http://[::1]:11434",
+		"http://10.0.0.2:11434": "http://10.0.0.2:11434",
+	} {
+		u, err := ParseOllamaHost(in)
+		if err != nil || u.String() != want {
+			t.Errorf("%q: got %v %v, want %s", in, u, err, want)
+		}
+	}
+	for _, bad := range []string{"", "ftp://x", "http://host:"} {
+		if _, err := ParseOllamaHost(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestSampleConfigIsValid(t *testing.T) {
+	// The documented config.yaml at the root must load as it is.
+	if _, err := Load("../config.yaml", envOf(map[string]string{"HOME": t.TempDir()}), nil); err != nil {
+		t.Fatal(err)
+	}
+}
