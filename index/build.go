@@ -111,6 +111,7 @@ type builder struct {
 	progress Progress
 	noticed  map[string]bool
 	pdfTool  bool
+	graph    *graphFeeder
 }
 
 func (b *builder) notice(msg string) {
@@ -203,6 +204,8 @@ func (b *builder) run(ctx context.Context) error {
 		if err := b.checkEmbedder(ctx); err != nil {
 			return err
 		}
+		b.startGraph()
+		defer b.stopGraph()
 	}
 	b.progress.FilesTotal = len(jobs)
 	b.report("index")
@@ -619,9 +622,11 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 					return fmt.Errorf("%s returned a %d-dimensional vector, the index holds %d: run `lore index --rebuild`", b.opt.Embedder.Model(), len(v), b.dim)
 				}
 			}
-			if err := b.st.putVectors(ctx, batch, vecs); err != nil {
+			ids, err := b.st.putVectors(ctx, batch, vecs)
+			if err != nil {
 				return fmt.Errorf("store vectors: %w", err)
 			}
+			b.feedGraph(ids, vecs)
 			b.sum.ChunksEmbedded += len(batch)
 			b.progress.ChunksEmbedded = b.sum.ChunksEmbedded
 			b.report("index")
@@ -649,8 +654,71 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	return nil
 }
 
+// graphFeeder inserts vectors into the graph on a goroutine of its own
+// while the build goes on: graph inserts are the most expensive step of a
+// build without a model, and they overlap with chunking and SQLite writes.
+type graphFeeder struct {
+	vg    *vectorGraph
+	ch    chan graphItem
+	done  chan error
+	added int
+}
+
+type graphItem struct {
+	id  int64
+	vec []float32
+}
+
+// loadGraph reads the graph file, or starts an empty graph when it is
+// missing, unreadable or mostly tombstones; the caller syncs it with the
+// stored vectors either way.
+func (b *builder) loadGraph() *vectorGraph {
+	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
+	if err != nil || vg.tombstones() > max(64, vg.g.Len()/4) {
+		vg = newVectorGraph(b.dim)
+	}
+	return vg
+}
+
+func (b *builder) startGraph() {
+	f := &graphFeeder{vg: b.loadGraph(), ch: make(chan graphItem, 1024), done: make(chan error, 1)}
+	go func() {
+		var err error
+		for it := range f.ch {
+			if err == nil {
+				err = f.vg.add(it.id, it.vec)
+				f.added++
+			}
+		}
+		f.done <- err
+	}()
+	b.graph = f
+}
+
+func (b *builder) feedGraph(ids []int64, vecs [][]float32) {
+	if b.graph == nil {
+		return
+	}
+	for i, id := range ids {
+		if id != 0 {
+			b.graph.ch <- graphItem{id, vecs[i]}
+		}
+	}
+}
+
+// stopGraph waits for the feeder to finish what it was given.
+func (b *builder) stopGraph() (*graphFeeder, error) {
+	f := b.graph
+	if f == nil {
+		return nil, nil
+	}
+	b.graph = nil
+	close(f.ch)
+	return f, <-f.done
+}
+
 // updateGraph brings the ANN graph file in line with the stored vectors:
-// load it, add and remove the difference, write it back. A missing or
+// add and remove the difference, write it back atomically. A missing or
 // unreadable graph is rebuilt from the vectors, never an error.
 func (b *builder) updateGraph(ctx context.Context) error {
 	if b.dim == 0 {
@@ -660,10 +728,15 @@ func (b *builder) updateGraph(ctx context.Context) error {
 			return nil // nothing was ever embedded
 		}
 	}
-	path := filepath.Join(b.dir, b.gen, graphFile)
-	vg, err := readGraphFile(path, b.dim)
-	if err != nil || vg.tombstones() > max(64, vg.g.Len()/4) {
-		vg = newVectorGraph(b.dim) // rebuilt from the stored vectors below
+	f, err := b.stopGraph()
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	vg, fed := (*vectorGraph)(nil), 0
+	if f != nil {
+		vg, fed = f.vg, f.added
+	} else {
+		vg = b.loadGraph()
 	}
 	b.report("graph")
 	added, removed, err := syncGraph(ctx, b.st, vg, func(done, total int) {
@@ -673,7 +746,8 @@ func (b *builder) updateGraph(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("update vector graph: %w", err)
 	}
-	if added == 0 && removed == 0 && err == nil && fileExists(path) {
+	path := filepath.Join(b.dir, b.gen, graphFile)
+	if fed+added+removed == 0 && fileExists(path) {
 		return nil
 	}
 	if err := vg.writeFile(path); err != nil {

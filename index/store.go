@@ -219,21 +219,25 @@ func (s *store) missingHashes(ctx context.Context, hashes []string) (map[string]
 }
 
 // putVectors stores embeddings by chunk hash, in a transaction of their own,
-// so an interrupted run never pays for them twice.
-func (s *store) putVectors(ctx context.Context, hashes []string, vecs [][]float32) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO vectors(hash, vec) VALUES(?, ?) ON CONFLICT(hash) DO NOTHING`)
+// so an interrupted run never pays for them twice. It returns the ids of
+// the rows it inserted (0 where the hash was stored already).
+func (s *store) putVectors(ctx context.Context, hashes []string, vecs [][]float32) ([]int64, error) {
+	ids := make([]int64, len(hashes))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO vectors(hash, vec) VALUES(?, ?) ON CONFLICT(hash) DO NOTHING RETURNING id`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		for i, h := range hashes {
-			if _, err := st.ExecContext(ctx, h, encodeVector(vecs[i])); err != nil {
+			err := st.QueryRowContext(ctx, h, encodeVector(vecs[i])).Scan(&ids[i])
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 		}
 		return nil
 	})
+	return ids, err
 }
 
 // fileUpdate is the new state of one document, written in one transaction

@@ -1,0 +1,37 @@
+# lore: build, try, test.
+GO      ?= go
+BIN     := bin/lore
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+# make run indexes the bundled docs/ into an index of its own. With Ollama
+# running and nomic-embed-text pulled, try: make run EMBEDDER=ollama
+EMBEDDER ?= none
+
+.PHONY: build run test bench lint fuzz clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
+
+run: build
+	$(BIN) --index sample index --embedder $(EMBEDDER) docs
+	$(BIN) --index sample index status
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race ./...
+
+# Benchmarks, not tests: they take several minutes on 2 cores.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./index/
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
+
+clean:
+	rm -rf bin
