@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"lore/index"
 	"lore/internal/ollamatest"
 )
 
@@ -215,5 +217,20 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	if r := e.run(false, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
 		t.Errorf("completion: %d", r.code)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	p := index.Progress{Phase: "index", FilesTotal: 100, FilesDone: 50, Chunks: 400, ChunksEmbedded: 300, Started: time.Now().Add(-10 * time.Second)}
+	tty := progressLine(p, time.Now(), true, 120)
+	if !strings.HasPrefix(tty, "[") || !strings.Contains(tty, "50/100 files") || !strings.Contains(tty, "emb/s") || !strings.Contains(tty, "ETA 10s") {
+		t.Errorf("tty line %q", tty)
+	}
+	plain := progressLine(p, time.Now(), false, 120)
+	if strings.ContainsAny(plain, "[█\x1b") || !strings.HasPrefix(plain, "indexing: 50/100 files") {
+		t.Errorf("plain line %q", plain)
+	}
+	if narrow := progressLine(p, time.Now(), true, 40); strings.Contains(narrow, "█") {
+		t.Errorf("a narrow terminal gets no bar: %q", narrow)
 	}
 }

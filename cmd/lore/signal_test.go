@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lore/internal/ollamatest"
+)
+
+// TestMain lets the test binary stand in for the lore binary: with
+// LORE_TEST_MAIN=1 it runs Main on its arguments, so tests can send real
+// signals to a real process.
+func TestMain(m *testing.M) {
+	if os.Getenv("LORE_TEST_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], newIO()))
+	}
+	os.Exit(m.Run())
+}
+
+func TestCtrlCKeepsWorkAndExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	srv.Delay = 20 * time.Millisecond
+	docs := t.TempDir()
+	for i := range 200 {
+		os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%03d.md", i)), []byte(fmt.Sprintf("# F%d\n\nbody %d\n", i, i)), 0o644)
+	}
+	cmd := exec.Command(os.Args[0], "index", "--embed-batch-size", "4", docs)
+	cmd.Env = []string{"LORE_TEST_MAIN=1", "OLLAMA_HOST=" + srv.URL}
+	for k, v := range e.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once some embedding has happened.
+	deadline := time.Now().Add(20 * time.Second)
+	for srv.EmbeddedInputs() < 40 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitCancelled {
+		t.Fatalf("exit %d (%v), want 130; stderr %q", code, err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	before := srv.EmbeddedInputs()
+	if before >= 200 {
+		t.Fatalf("the interrupt came after all %d chunks were embedded", before)
+	}
+	r := e.run(false, "index", "--json", "--ollama-host", srv.URL)
+	var sum struct {
+		Embedded int `json:"chunks_embedded"`
+		Total    int `json:"total_chunks"`
+	}
+	json.Unmarshal([]byte(r.stdout), &sum)
+	if r.code != 0 || sum.Total != 200 {
+		t.Fatalf("resume: exit %d %s %+v", r.code, r.stderr, sum)
+	}
+	// What was embedded before the interrupt is not embedded again (the
+	// request in flight at the signal may be).
+	if sum.Embedded+before > 200+4 {
+		t.Fatalf("embedded %d before and %d after the interrupt, for 200 chunks", before, sum.Embedded)
+	}
+}
