@@ -8,7 +8,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # running and nomic-embed-text pulled, try: make run EMBEDDER=ollama
 EMBEDDER ?= none
 
-.PHONY: build run test bench lint fuzz clean
+.PHONY: build run test bench lint fuzz clean eval-chunking
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -35,3 +35,9 @@ fuzz:
 
 clean:
 	rm -rf bin
+
+# Measure lexical retrieval on the dev set at several chunk budgets
+# (indexes all of $(go env GOROOT)/src once per budget: minutes).
+BUDGETS ?= 600,1000,1500,2500,4000
+eval-chunking:
+	LORE_EVAL_BUDGETS=$(BUDGETS) $(GO) test ./index -run TestEvalChunkBudget -v -timeout 60m | grep chunk-size

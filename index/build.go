@@ -563,11 +563,9 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	if len(group) == 0 {
 		return nil
 	}
-	var ups []fileUpdate
 	var hashes []string
 	texts := map[string]string{}
 	for _, r := range group {
-		ups = append(ups, r.up)
 		if r.warn != "" {
 			b.notice(r.warn)
 		}
@@ -591,10 +589,6 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 				hashes = append(hashes, h)
 			}
 		}
-	}
-	same := map[string]bool{}
-	for _, r := range group {
-		same[r.up.Path] = r.same
 	}
 	if b.opt.Embedder != nil && len(hashes) > 0 {
 		missing, err := b.st.missingHashes(ctx, hashes)
@@ -635,11 +629,11 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	// Unchanged content needs only its stat info refreshed: write those
 	// rows without touching their chunks.
 	var full, statOnly []fileUpdate
-	for _, u := range ups {
-		if same[u.Path] {
-			statOnly = append(statOnly, u)
+	for _, r := range group {
+		if r.same {
+			statOnly = append(statOnly, r.up)
 		} else {
-			full = append(full, u)
+			full = append(full, r.up)
 		}
 	}
 	if err := b.st.writeFiles(ctx, full); err != nil {

@@ -453,3 +453,31 @@ func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
 		}
 	}
 }
+
+func TestTwoSourcesWithTheSamePaths(t *testing.T) {
+	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFiles(t, a, map[string]string{"README.md": "# A\n\napples\n"})
+	writeFiles(t, b, map[string]string{"README.md": "# B\n\npears\n"})
+	age(t, a)
+	age(t, b)
+	if sum := build(t, dir, testOptions(nil, a, b)); sum.FilesIndexed != 2 {
+		t.Fatalf("%+v", sum)
+	}
+	// Touch one: only it is re-read, and both stay findable.
+	now := time.Now().Add(-time.Minute)
+	os.Chtimes(filepath.Join(b, "README.md"), now, now)
+	if sum := build(t, dir, testOptions(nil)); sum.FilesUnchanged != 2 || sum.FilesIndexed != 0 {
+		t.Fatalf("%+v", sum)
+	}
+	if ftsCount(t, dir, "apples") != 1 || ftsCount(t, dir, "pears") != 1 {
+		t.Fatal("a source's file shadows the other's")
+	}
+	// Indexing one source by name leaves the other alone.
+	writeFiles(t, b, map[string]string{"README.md": "# B\n\nplums\n"})
+	if sum := build(t, dir, testOptions(nil, a)); sum.FilesIndexed != 0 || sum.FilesRemoved != 0 {
+		t.Fatalf("%+v", sum)
+	}
+	if ftsCount(t, dir, "pears") != 1 {
+		t.Fatal("the other source was refreshed")
+	}
+}
