@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"lore/internal/units"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -510,7 +511,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip(reasonUnsupported)
 	}
 	if j.e.Size > b.opt.MaxFileSize {
-		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", reasonTooLarge, humanBytes(j.e.Size), humanBytes(b.opt.MaxFileSize)))
+		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", reasonTooLarge, units.Bytes(j.e.Size), units.Bytes(b.opt.MaxFileSize)))
 	}
 	data, err := readFileLimited(j.e.Abs, b.opt.MaxFileSize)
 	if err != nil {
@@ -551,7 +552,7 @@ func readFileLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("grew past the %s limit while being read", humanBytes(limit))
+		return nil, fmt.Errorf("grew past the %s limit while being read", units.Bytes(limit))
 	}
 	return data, nil
 }
@@ -751,18 +752,6 @@ func (b *builder) updateGraph(ctx context.Context) error {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
 
 // sortSkipped orders skipped files by path, for stable output.
 func sortSkipped(s []SkippedFile) {

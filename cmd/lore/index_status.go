@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"lore/index"
+	"lore/internal/units"
 )
 
 func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -62,7 +63,7 @@ func printStatus(w io.Writer, s index.Status) {
 	} else {
 		fmt.Fprintf(w, "embedder   %s, %d dimensions, %d vectors\n", s.Embedder, s.Dimension, s.Vectors)
 	}
-	fmt.Fprintf(w, "size       %s\n", humanSize(s.SizeBytes))
+	fmt.Fprintf(w, "size       %s\n", units.Bytes(s.SizeBytes))
 	if s.BuiltAt != nil {
 		fmt.Fprintf(w, "built      %s (%s ago)\n", s.BuiltAt.Format(time.DateTime), time.Since(*s.BuiltAt).Round(time.Second))
 	}
@@ -80,16 +81,4 @@ func printStatus(w io.Writer, s index.Status) {
 	for _, c := range s.Changed {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Change, c.Path)
 	}
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -1,0 +1,17 @@
+// Package units formats quantities for people.
+package units
+
+import "fmt"
+
+// Bytes formats n with a binary unit: 512 B, 3.2 KiB, 4.0 MiB.
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
