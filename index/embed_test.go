@@ -93,8 +93,8 @@ func TestOllamaEmbedder(t *testing.T) {
 	})
 
 	t.Run("a slow server is abandoned when the context ends", func(t *testing.T) {
-		srv.Delay = time.Minute
-		defer func() { srv.Delay = 0 }()
+		srv.SetDelay(time.Minute)
+		defer srv.SetDelay(0)
 		ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()

@@ -34,7 +34,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	srv := ollamatest.New(t)
-	srv.Delay = 8 * time.Millisecond
+	srv.SetDelay(8 * time.Millisecond)
 	src, dir := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 300 {

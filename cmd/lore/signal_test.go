@@ -31,7 +31,7 @@ func TestCtrlCKeepsWorkAndExits130(t *testing.T) {
 	}
 	e := newEnv(t)
 	srv := ollamatest.New(t)
-	srv.Delay = 20 * time.Millisecond
+	srv.SetDelay(20 * time.Millisecond)
 	docs := t.TempDir()
 	for i := range 200 {
 		os.WriteFile(filepath.Join(docs, fmt.Sprintf("f%03d.md", i)), []byte(fmt.Sprintf("# F%d\n\nbody %d\n", i, i)), 0o644)

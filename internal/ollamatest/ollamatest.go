@@ -23,13 +23,19 @@ type Server struct {
 
 	// Models maps installed model names ("name:tag") to their embedding size.
 	Models map[string]int
-	// Delay stalls every /api/embed response.
-	Delay time.Duration
 	// Fail makes the next Fail /api/embed requests answer 503.
 	Fail atomic.Int32
 
 	mu     sync.Mutex
 	inputs [][]string
+	delay  time.Duration
+}
+
+// SetDelay stalls every /api/embed response by d from now on.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
 }
 
 // New starts a fake with nomic-embed-text (8 dimensions) and all-minilm (4)
@@ -129,9 +135,12 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, `model "`+req.Model+`" not found, try pulling it first`)
 		return
 	}
-	if s.Delay > 0 {
+	s.mu.Lock()
+	delay := s.delay
+	s.mu.Unlock()
+	if delay > 0 {
 		select {
-		case <-time.After(s.Delay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}
