@@ -91,11 +91,11 @@ func TestEvalChunkBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		search := func(q string) []Hit {
-			hits, err := ix.lexicalSearch(context.Background(), q, 10)
+			res, err := ix.Search(context.Background(), q, SearchOptions{Limit: 10})
 			if err != nil {
 				t.Fatalf("%q: %v", q, err)
 			}
-			return hits
+			return res.Hits
 		}
 		h1, m1, n := evalScore(t, qs, 1, search)
 		h5, m5, _ := evalScore(t, qs, 5, search)

@@ -1,14 +1,13 @@
 package index
 
 import (
-	"context"
-	"fmt"
-	"strings"
+		"strings"
 	"unicode"
 )
 
 // Hit is a chunk found by a search.
 type Hit struct {
+	ChunkID int64
 	Source  string // the source root
 	Path    string // relative to Source
 	Start   int
@@ -16,7 +15,11 @@ type Hit struct {
 	Heading string
 	Kind    string
 	Text    string
-	Score   float64 // higher is better
+	Score   float64 // higher is better: the fused RRF score
+	// LexicalRank and VectorRank are the chunk's 1-based ranks in each
+	// retriever's candidates; 0 when it was not among them.
+	LexicalRank int
+	VectorRank  int
 }
 
 // stopwords are dropped from free-text queries: they match everywhere and
@@ -51,37 +54,14 @@ func ftsQuery(text string) string {
 	for _, id := range strings.Fields(identifiers(text)) {
 		add(`idents:"` + id + `"`)
 	}
+	if len(terms) > maxQueryTerms {
+		terms = terms[:maxQueryTerms]
+	}
 	return strings.Join(terms, " OR ")
 }
 
-// lexicalSearch ranks chunks by BM25 over path, breadcrumb, text and
-// identifiers. The column weights favour a match in a heading or an exact
-// identifier over one in running text.
-func (ix *Index) lexicalSearch(ctx context.Context, query string, k int) ([]Hit, error) {
-	q := ftsQuery(query)
-	if q == "" {
-		return nil, nil
-	}
-	rows, err := ix.st.db.QueryContext(ctx, `
-		SELECT s.root, d.path, c.start_line, c.end_line, c.heading, c.kind, c.text, -bm25(chunks_fts, 1.0, 2.0, 1.0, 2.0) AS score
-		FROM chunks_fts f
-		JOIN chunks c ON c.id = f.rowid
-		JOIN documents d ON d.id = c.doc_id
-		JOIN sources s ON s.id = d.source_id
-		WHERE chunks_fts MATCH ?
-		ORDER BY bm25(chunks_fts, 1.0, 2.0, 1.0, 2.0)
-		LIMIT ?`, q, k)
-	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
-	}
-	defer rows.Close()
-	var hits []Hit
-	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.Source, &h.Path, &h.Start, &h.End, &h.Heading, &h.Kind, &h.Text, &h.Score); err != nil {
-			return nil, err
-		}
-		hits = append(hits, h)
-	}
-	return hits, rows.Err()
-}
+// maxQueryTerms caps an OR query: FTS5 parses a long OR chain into a deep
+// tree, and SQLite refuses expressions deeper than 1000. The first terms of
+// a pasted page are as good as any.
+const maxQueryTerms = 64
+

@@ -18,6 +18,7 @@ type Index struct {
 	dir  string
 	gen  string
 	st   *store
+	graphState
 }
 
 // Open opens the index in dir for reading.

@@ -1,0 +1,297 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SearchOptions tunes hybrid retrieval.
+type SearchOptions struct {
+	// Limit is how many fused results come back (the reranker's candidates).
+	Limit int
+	// Depth is how many candidates each retriever contributes.
+	Depth int
+	// RRFK is the k of Reciprocal Rank Fusion: score = sum 1/(k + rank).
+	RRFK float64
+	// EfSearch is the HNSW search breadth; zero means max(Depth, 64).
+	EfSearch int
+	// Embedder embeds the query; nil searches lexically only.
+	Embedder Embedder
+}
+
+// DefaultSearchOptions are the documented defaults.
+func DefaultSearchOptions() SearchOptions {
+	return SearchOptions{Limit: 20, Depth: 50, RRFK: 60}
+}
+
+// Timings of the stages of one search.
+type Timings struct {
+	Embed, Vector, Lexical, Fuse time.Duration
+}
+
+// Results is what a search found.
+type Results struct {
+	Mode    string // "hybrid" or "lexical"
+	Hits    []Hit
+	Timings Timings
+}
+
+// ErrDimension means a query vector does not fit the index.
+var ErrDimension = errors.New("dimension mismatch")
+
+// EmbedderModel is the model that embedded this index, or "none".
+func (ix *Index) EmbedderModel(ctx context.Context) string {
+	m, _ := ix.st.meta(ctx, "embedder")
+	if m == "" {
+		return "none"
+	}
+	return m
+}
+
+// Search finds the chunks that best match query: BM25 candidates and, when
+// the index has vectors and an embedder is given, HNSW candidates, fused
+// with Reciprocal Rank Fusion.
+func (ix *Index) Search(ctx context.Context, query string, opt SearchOptions) (Results, error) {
+	var vec []float32
+	var took time.Duration
+	if opt.Embedder != nil && ix.EmbedderModel(ctx) != "none" {
+		t := time.Now()
+		v, err := opt.Embedder.EmbedQuery(ctx, query)
+		if err != nil {
+			return Results{}, err
+		}
+		took, vec = time.Since(t), v
+	}
+	return ix.SearchVector(ctx, query, vec, opt, took)
+}
+
+func (opt *SearchOptions) setDefaults() {
+	def := DefaultSearchOptions()
+	if opt.Limit <= 0 {
+		opt.Limit = def.Limit
+	}
+	if opt.Depth <= 0 {
+		opt.Depth = def.Depth
+	}
+	if opt.RRFK <= 0 {
+		opt.RRFK = def.RRFK
+	}
+}
+
+// SearchVector is Search with the query already embedded (vec may be nil
+// for lexical only). Benchmarks and callers that embed elsewhere use it.
+func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
+	opt.setDefaults()
+	res := Results{Mode: "lexical", Timings: Timings{Embed: embed}}
+	var vecIDs []int64
+	if vec != nil {
+		t := time.Now()
+		g, err := ix.vectorGraph(ctx)
+		if err != nil {
+			return res, err
+		}
+		ef := opt.EfSearch
+		if ef <= 0 {
+			ef = max(opt.Depth, 64)
+		}
+		ids, _, err := g.search(vec, opt.Depth, ef)
+		if err != nil {
+			return res, fmt.Errorf("%w: %v", ErrDimension, err)
+		}
+		vecIDs = ids
+		res.Mode = "hybrid"
+		res.Timings.Vector = time.Since(t)
+	}
+	t := time.Now()
+	lex, err := ix.lexicalIDs(ctx, query, opt.Depth)
+	if err != nil {
+		return res, err
+	}
+	res.Timings.Lexical = time.Since(t)
+
+	t = time.Now()
+	byChunk, err := ix.chunksForVectors(ctx, vecIDs)
+	if err != nil {
+		return res, err
+	}
+	type cand struct {
+		id       int64
+		score    float64
+		lex, vec int
+	}
+	cands := map[int64]*cand{}
+	get := func(id int64) *cand {
+		c, ok := cands[id]
+		if !ok {
+			c = &cand{id: id}
+			cands[id] = c
+		}
+		return c
+	}
+	for i, id := range lex {
+		c := get(id)
+		c.lex = i + 1
+		c.score += 1 / (opt.RRFK + float64(i+1))
+	}
+	for i, vid := range vecIDs {
+		for _, id := range byChunk[vid] {
+			c := get(id)
+			if c.vec == 0 {
+				c.vec = i + 1
+				c.score += 1 / (opt.RRFK + float64(i+1))
+			}
+		}
+	}
+	order := make([]*cand, 0, len(cands))
+	for _, c := range cands {
+		order = append(order, c)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return a.id < b.id
+	})
+	if len(order) > opt.Limit {
+		order = order[:opt.Limit]
+	}
+	ids := make([]int64, len(order))
+	for i, c := range order {
+		ids[i] = c.id
+	}
+	hits, err := ix.chunkHits(ctx, ids)
+	if err != nil {
+		return res, err
+	}
+	for i, c := range order {
+		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank = c.score, c.lex, c.vec
+	}
+	res.Hits = hits
+	res.Timings.Fuse = time.Since(t)
+	return res, nil
+}
+
+// lexicalIDs returns chunk ids by BM25, best first.
+func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, error) {
+	q := ftsQuery(query)
+	if q == "" {
+		return nil, nil
+	}
+	rows, err := ix.st.db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, `+bm25Weights+`) LIMIT ?`, q, k)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// bm25Weights weighs the FTS columns path, heading, body, idents: a match
+// in a heading or an exact identifier counts more than one in running text.
+const bm25Weights = "1.0, 2.0, 1.0, 2.0"
+
+// chunksForVectors maps vector ids to the chunks that share them.
+func (ix *Index) chunksForVectors(ctx context.Context, vecIDs []int64) (map[int64][]int64, error) {
+	out := map[int64][]int64{}
+	if len(vecIDs) == 0 {
+		return out, nil
+	}
+	rows, err := ix.st.db.QueryContext(ctx, `SELECT v.id, c.id FROM vectors v JOIN chunks c ON c.hash = v.hash WHERE v.id IN (`+placeholders(len(vecIDs))+`) ORDER BY c.id`, int64Args(vecIDs)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid, cid int64
+		if err := rows.Scan(&vid, &cid); err != nil {
+			return nil, err
+		}
+		out[vid] = append(out[vid], cid)
+	}
+	return out, rows.Err()
+}
+
+// chunkHits loads chunks by id, in the order given.
+func (ix *Index) chunkHits(ctx context.Context, ids []int64) ([]Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := ix.st.db.QueryContext(ctx, `SELECT c.id, s.root, d.path, c.start_line, c.end_line, c.heading, c.kind, c.text
+		FROM chunks c JOIN documents d ON d.id = c.doc_id JOIN sources s ON s.id = d.source_id
+		WHERE c.id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[int64]Hit{}
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.ChunkID, &h.Source, &h.Path, &h.Start, &h.End, &h.Heading, &h.Kind, &h.Text); err != nil {
+			return nil, err
+		}
+		byID[h.ChunkID] = h
+	}
+	out := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok { // a chunk deleted since the ids were read is dropped
+			out = append(out, h)
+		}
+	}
+	return out, rows.Err()
+}
+
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+func int64Args(ids []int64) []any {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return args
+}
+
+// vectorGraph loads the index's graph once. A reader never writes the
+// file: a missing, corrupt or stale graph is repaired in memory from the
+// stored vectors, and the next `lore index` writes it back.
+func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
+	ix.graphOnce.Do(func() {
+		d, _ := ix.st.meta(ctx, "dim")
+		dim, _ := strconv.Atoi(d)
+		if dim == 0 {
+			ix.graph = newVectorGraph(1)
+			return
+		}
+		g, err := readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim)
+		if err != nil {
+			g = newVectorGraph(dim)
+		}
+		if _, _, err := syncGraph(ctx, ix.st, g, nil); err != nil {
+			ix.graphErr = fmt.Errorf("load vector graph: %w", err)
+			return
+		}
+		ix.graph = g
+	})
+	return ix.graph, ix.graphErr
+}
+
+// graphState is embedded in Index.
+type graphState struct {
+	graphOnce sync.Once
+	graph     *vectorGraph
+	graphErr  error
+}

@@ -1,0 +1,112 @@
+package index
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"lore/internal/ollamatest"
+)
+
+var searchCorpus = map[string]string{
+	"config.md":  "# Configuration\n\n## Host\n\nSet OLLAMA_HOST to the address of the server.\n\n## Flags\n\nPass --keepalive to keep the model loaded.\n",
+	"exec.go":    "package exec\n\n// LookPath searches for an executable named file in the\n// directories named by the PATH environment variable.\nfunc LookPath(file string) (string, error) {\n\treturn \"\", nil\n}\n",
+	"snake.py":   "def snake_case_name():\n    return 1\n",
+	"cancel.md":  "# Cancellation\n\nA context can be cancelled after a timeout with WithTimeout; call the cancel function to release resources.\n",
+	"weather.md": "# Weather\n\nIt rains a lot in the autumn.\n",
+}
+
+func searchIndex(t testing.TB, emb Embedder) *Index {
+	t.Helper()
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, searchCorpus)
+	build(t, dir, testOptions(emb, src))
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func TestLexicalSearchFindsIdentifiers(t *testing.T) {
+	ix := searchIndex(t, nil)
+	for q, want := range map[string]string{
+		"OLLAMA_HOST":                      "config.md",
+		"what does --keepalive do":         "config.md",
+		"exec.LookPath":                    "exec.go",
+		"snake_case_name":                  "snake.py",
+		"how do I cancel after a timeout?": "cancel.md",
+	} {
+		res, err := ix.Search(context.Background(), q, SearchOptions{Limit: 3})
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		if res.Mode != "lexical" || len(res.Hits) == 0 || res.Hits[0].Path != want {
+			t.Errorf("%q: top hit %v, want %s", q, res.Hits, want)
+			continue
+		}
+		if h := res.Hits[0]; h.LexicalRank != 1 || h.VectorRank != 0 || h.Start < 1 || h.Score <= 0 {
+			t.Errorf("%q: hit fields %+v", q, h)
+		}
+	}
+}
+
+func TestHybridSearch(t *testing.T) {
+	emb := newFakeEmbedder("fake", 16)
+	ix := searchIndex(t, emb)
+	// The fake embeds equal texts equally: querying with a chunk's exact
+	// embedding text must bring that chunk first by vector, whatever BM25 says.
+	var text string
+	ix.st.db.QueryRow(`SELECT heading || char(10) || char(10) || text FROM chunks WHERE text LIKE '%autumn%'`).Scan(&text)
+	vec := ollamatest.Vector(text, 16)
+	normalize(vec)
+	res, err := ix.SearchVector(context.Background(), "zzz unrelated words", vec, SearchOptions{Limit: 5, Depth: 5}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "hybrid" || len(res.Hits) == 0 || res.Hits[0].Path != "weather.md" || res.Hits[0].VectorRank != 1 || res.Hits[0].LexicalRank != 0 {
+		t.Fatalf("hybrid: %+v", res)
+	}
+	// A chunk found by both retrievers outranks one found by either alone.
+	res, _ = ix.SearchVector(context.Background(), "autumn rains", vec, SearchOptions{Limit: 5, Depth: 5}, 0)
+	if h := res.Hits[0]; h.Path != "weather.md" || h.LexicalRank != 1 || h.VectorRank != 1 || h.Score != 2.0/61 {
+		t.Fatalf("fused: %+v", h)
+	}
+	// Search embeds the query through the embedder.
+	if _, err := ix.Search(context.Background(), "anything", SearchOptions{Embedder: emb}); err != nil {
+		t.Fatal(err)
+	}
+	// A query vector of the wrong size is an error, not a panic.
+	if _, err := ix.SearchVector(context.Background(), "x", make([]float32, 3), SearchOptions{}, 0); err == nil {
+		t.Fatal("wrong dimension accepted")
+	}
+}
+
+func TestSearchSurvivesHostileQueries(t *testing.T) {
+	ix := searchIndex(t, nil)
+	for _, q := range []string{
+		`"unbalanced`, `a*`, `col:umn`, `-neg`, `NEAR(a b)`, `(((`, `)`, `AND OR NOT`, `🦀 emoji ✨`, `'; DROP TABLE chunks; --`,
+		``, `   `, `^start`, `a + b`, `{x y}`, `\`, strings.Repeat("word ", 2000), strings.Repeat("x", 10000),
+	} {
+		if _, err := ix.Search(context.Background(), q, SearchOptions{}); err != nil {
+			t.Errorf("%.40q: %v", q, err)
+		}
+	}
+}
+
+func FuzzFTSQuery(f *testing.F) {
+	ix := searchIndex(f, nil)
+	for _, s := range []string{`"a`, `x:y`, `NEAR(`, `a OR`, `*`, `OLLAMA_HOST`, `--flag`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if !utf8.ValidString(q) {
+			return
+		}
+		if _, err := ix.Search(context.Background(), q, SearchOptions{}); err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+	})
+}
