@@ -1,7 +1,7 @@
 package index
 
 import (
-		"strings"
+	"strings"
 	"unicode"
 )
 
@@ -64,4 +64,3 @@ func ftsQuery(text string) string {
 // tree, and SQLite refuses expressions deeper than 1000. The first terms of
 // a pasted page are as good as any.
 const maxQueryTerms = 64
-
