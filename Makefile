@@ -8,7 +8,14 @@ LDFLAGS := -X main.version=$(VERSION)
 # running and nomic-embed-text pulled, try: make run EMBEDDER=ollama
 EMBEDDER ?= none
 
-.PHONY: build run test bench lint fuzz clean eval-chunking
+# ONNX Runtime for the onnxruntime reranker backend, from the npm package
+# onnxruntime-node (its tarball carries the Linux x64 library). Version 1.23.x
+# matches onnxruntime_go v1.25.0 (ORT API version 23). No install scripts run.
+ORT_VERSION := 1.23.2
+ORT_LIB     := .cache/ort/libonnxruntime.so.1
+export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
+
+.PHONY: build run test bench lint fuzz clean eval-chunking ort
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -33,8 +40,16 @@ FUZZTIME ?= 30s
 fuzz:
 	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
 
+ort: $(ORT_LIB)
+
+$(ORT_LIB):
+	mkdir -p .cache/ort
+	cd .cache/ort && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
+		tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/linux/x64/libonnxruntime.so.1 && \
+		mv package/bin/napi-v6/linux/x64/libonnxruntime.so.1 . && rm -rf package onnxruntime-node-$(ORT_VERSION).tgz
+
 clean:
-	rm -rf bin
+	rm -rf bin .cache
 
 # Measure lexical retrieval on the dev set at several chunk budgets
 # (indexes all of $(go env GOROOT)/src once per budget: minutes).

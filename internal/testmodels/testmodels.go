@@ -1,0 +1,147 @@
+// Package testmodels writes random-weight BERT-style cross-encoders as ONNX
+// models in the directory layout hugot expects, so that lore's reranking
+// code runs on real models in tests and benchmarks without downloading
+// weights. The scores are meaningless; the plumbing is real.
+package testmodels
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+)
+
+// Config is a model's shape.
+type Config struct {
+	Name   string
+	Vocab  int // 0: the size of the tokenizer's vocabulary
+	Hidden int
+	Layers int
+	Heads  int
+	FFN    int
+	MaxPos int
+	Seed   int64
+}
+
+// Shapes of the models lore uses, and a tiny one for fast tests.
+var (
+	Tiny       = Config{Name: "tiny", Hidden: 32, Layers: 2, Heads: 2, FFN: 64, MaxPos: 512, Seed: 1}
+	MiniLML6   = Config{Name: "ms-marco-MiniLM-L-6-v2-shaped", Vocab: 30522, Hidden: 384, Layers: 6, Heads: 12, FFN: 1536, MaxPos: 512, Seed: 6}
+	MiniLML2   = Config{Name: "ms-marco-MiniLM-L-2-v2-shaped", Vocab: 30522, Hidden: 384, Layers: 2, Heads: 12, FFN: 1536, MaxPos: 512, Seed: 2}
+	TinyBERTL2 = Config{Name: "ms-marco-TinyBERT-L-2-v2-shaped", Vocab: 30522, Hidden: 128, Layers: 2, Heads: 2, FFN: 512, MaxPos: 512, Seed: 3}
+)
+
+// WriteCrossEncoder writes model.onnx, tokenizer.json,
+// special_tokens_map.json and config.json into dir. tokenizerJSON may be
+// nil for the tiny generated vocabulary.
+func WriteCrossEncoder(dir string, cfg Config, tokenizerJSON []byte) error {
+	if tokenizerJSON == nil {
+		tokenizerJSON = TinyTokenizer()
+	}
+	if cfg.Vocab == 0 {
+		var tk struct {
+			Model struct{ Vocab map[string]int } `json:"model"`
+		}
+		if err := json.Unmarshal(tokenizerJSON, &tk); err != nil {
+			return fmt.Errorf("tokenizer: %w", err)
+		}
+		cfg.Vocab = len(tk.Model.Vocab)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"model.onnx":              crossEncoder(cfg),
+		"tokenizer.json":          tokenizerJSON,
+		"special_tokens_map.json": []byte(`{"cls_token":"[CLS]","sep_token":"[SEP]","pad_token":"[PAD]","unk_token":"[UNK]","mask_token":"[MASK]"}`),
+		"config.json":             []byte(fmt.Sprintf(`{"model_type":"bert","architectures":["BertForSequenceClassification"],"hidden_size":%d,"num_hidden_layers":%d,"num_attention_heads":%d,"intermediate_size":%d,"max_position_embeddings":%d,"vocab_size":%d,"pad_token_id":0,"id2label":{"0":"LABEL_0"}}`, cfg.Hidden, cfg.Layers, cfg.Heads, cfg.FFN, cfg.MaxPos, cfg.Vocab)),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// crossEncoder builds the ONNX graph of a BERT encoder with a pooler and a
+// one-logit classification head, from standard opset-17 operators only
+// (GELU written with Erf), so both ONNX Runtime and hugot's Go backend run it.
+func crossEncoder(cfg Config) []byte {
+	rng := rand.New(rand.NewSource(cfg.Seed))
+	H, nh := int64(cfg.Hidden), int64(cfg.Heads)
+	dh := H / nh
+	normal := func(n int, std float64) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64() * std)
+		}
+		return v
+	}
+	fill := func(n int, x float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = x
+		}
+		return v
+	}
+	g := &graph{}
+	g.inputs = []pb{
+		valueInfo("input_ids", dtypeInt64, "batch", "sequence"),
+		valueInfo("attention_mask", dtypeInt64, "batch", "sequence"),
+		valueInfo("token_type_ids", dtypeInt64, "batch", "sequence"),
+	}
+	g.outputs = []pb{valueInfo("logits", dtypeFloat, "batch", 1)}
+
+	scalar := func(x float32) string { return g.floats("c", nil, []float32{x}) }
+	one, half := scalar(1), scalar(0.5)
+	linear := func(x string, in, out int64, std float64) string {
+		w := g.floats("w", []int64{in, out}, normal(int(in*out), std))
+		b := g.floats("b", []int64{out}, normal(int(out), 0.02))
+		return g.op("Add", []string{g.op("MatMul", []string{x, w}), b})
+	}
+	layerNorm := func(x string) string {
+		return g.op("LayerNormalization", []string{x, g.floats("ln_w", []int64{H}, fill(int(H), 1)), g.floats("ln_b", []int64{H}, fill(int(H), 0))},
+			intAttr("axis", -1), floatAttr("epsilon", 1e-12))
+	}
+
+	// Embeddings: word + position (sliced to the sequence length) + type.
+	word := g.op("Gather", []string{g.floats("word_emb", []int64{int64(cfg.Vocab), H}, normal(cfg.Vocab*int(H), 0.5)), "input_ids"})
+	seqLen := g.op("Gather", []string{g.op("Shape", []string{"input_ids"}), g.ints("idx", []int64{1}, 1)})
+	pos := g.op("Slice", []string{g.floats("pos_emb", []int64{int64(cfg.MaxPos), H}, normal(cfg.MaxPos*int(H), 0.1)), g.ints("start", []int64{1}, 0), seqLen, g.ints("axes", []int64{1}, 0)})
+	typ := g.op("Gather", []string{g.floats("type_emb", []int64{2, H}, normal(2*int(H), 0.1)), "token_type_ids"})
+	x := layerNorm(g.op("Add", []string{g.op("Add", []string{word, pos}), typ}))
+
+	// Additive attention mask: 0 where attended, -10000 on padding.
+	maskF := g.op("Cast", []string{"attention_mask"}, intAttr("to", dtypeFloat))
+	ext := g.op("Mul", []string{g.op("Sub", []string{one, maskF}), scalar(-10000)})
+	ext = g.op("Unsqueeze", []string{ext, g.ints("axes", []int64{2}, 1, 2)})
+	heads := g.ints("shape", []int64{4}, 0, 0, nh, dh)
+	merged := g.ints("shape", []int64{3}, 0, 0, H)
+	scale := scalar(float32(1 / math.Sqrt(float64(dh))))
+	std := 1 / math.Sqrt(float64(H))
+
+	for range cfg.Layers {
+		split := func(t string, perm ...int64) string {
+			return g.op("Transpose", []string{g.op("Reshape", []string{t, heads})}, intsAttr("perm", perm...))
+		}
+		q := split(linear(x, H, H, std), 0, 2, 1, 3)
+		k := split(linear(x, H, H, std), 0, 2, 3, 1)
+		v := split(linear(x, H, H, std), 0, 2, 1, 3)
+		scores := g.op("Add", []string{g.op("Mul", []string{g.op("MatMul", []string{q, k}), scale}), ext})
+		probs := g.op("Softmax", []string{scores}, intAttr("axis", -1))
+		ctx := g.op("Reshape", []string{g.op("Transpose", []string{g.op("MatMul", []string{probs, v})}, intsAttr("perm", 0, 2, 1, 3)), merged})
+		x = layerNorm(g.op("Add", []string{x, linear(ctx, H, H, std)}))
+		h := linear(x, H, int64(cfg.FFN), std)
+		gelu := g.op("Mul", []string{g.op("Mul", []string{h, half}), g.op("Add", []string{g.op("Erf", []string{g.op("Mul", []string{h, scalar(1 / math.Sqrt2)})}), one})})
+		x = layerNorm(g.op("Add", []string{x, linear(gelu, int64(cfg.FFN), H, 1/math.Sqrt(float64(cfg.FFN)))}))
+	}
+
+	cls := g.op("Gather", []string{x, g.ints("cls", nil, 0)}, intAttr("axis", 1))
+	pooled := g.op("Tanh", []string{linear(cls, H, H, std)})
+	logits := linear(pooled, H, 1, 1)
+	g.nodes = append(g.nodes, pb(nil).str(nodeInput, logits).str(nodeOutput, "logits").str(nodeName, "logits").str(nodeOpType, "Identity"))
+	return g.model(cfg.Name)
+}

@@ -1,0 +1,103 @@
+package rerank
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/knights-analytics/hugot"
+	"github.com/knights-analytics/hugot/backends"
+	"github.com/knights-analytics/hugot/options"
+	"github.com/knights-analytics/hugot/pipelines"
+)
+
+// hugotReranker runs the model on hugot's pure-Go backend (GoMLX). It
+// uses the cross-encoder pipeline's own tokenisation and forward pass but
+// not its post-processing, which applies a sigmoid: lore reports logits.
+type hugotReranker struct {
+	mu      sync.Mutex // a pipeline is not safe for concurrent use
+	session *hugot.Session
+	pipe    *pipelines.CrossEncoderPipeline
+	tok     *pairTokenizer
+	opt     Options
+}
+
+func newHugot(opt Options) (Reranker, error) {
+	info, err := CheckModelDir(opt.ModelDir)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := newPairTokenizer(opt.ModelDir, opt.MaxTokens, info.MaxPositions)
+	if err != nil {
+		return nil, err
+	}
+	// GoMLX compiles the graph once per input shape. Buckets bound the
+	// number of shapes: batches pad to the batch size, sequences to the
+	// next bucket.
+	var seqBuckets []int
+	for b := 32; b < tok.maxTokens; b *= 2 {
+		seqBuckets = append(seqBuckets, b)
+	}
+	seqBuckets = append(seqBuckets, tok.maxTokens)
+	session, err := hugot.NewGoSession(options.WithGoMLXBatchBuckets([]int{opt.BatchSize}), options.WithGoMLXSequenceBuckets(seqBuckets))
+	if err != nil {
+		return nil, fmt.Errorf("start hugot: %w", err)
+	}
+	pipe, err := hugot.NewPipeline(session, hugot.CrossEncoderConfig{
+		ModelPath:    opt.ModelDir,
+		Name:         "lore-rerank",
+		OnnxFilename: info.ONNX,
+		Options:      []hugot.CrossEncoderOption{pipelines.WithBatchSize(opt.BatchSize), pipelines.WithSortResults(false)},
+	})
+	if err != nil {
+		session.Destroy()
+		return nil, fmt.Errorf("load %s with hugot: %w", opt.ModelDir, err)
+	}
+	return &hugotReranker{session: session, pipe: pipe, tok: tok, opt: opt}, nil
+}
+
+func (h *hugotReranker) Backend() string { return "hugot" }
+func (h *hugotReranker) Model() string   { return h.opt.ModelName }
+
+func (h *hugotReranker) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session.Destroy()
+}
+
+func (h *hugotReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Result, 0, len(passages))
+	err := batches(ctx, len(passages), h.opt.BatchSize, func(lo, hi int) error {
+		inputs := make([]string, hi-lo)
+		for i, d := range passages[lo:hi] {
+			q, d, err := h.tok.truncate(query, clean(d))
+			if err != nil {
+				return err
+			}
+			inputs[i] = q + "[SEP]" + d // the pipeline's own pair format for BERT models
+		}
+		batch := backends.NewBatch(len(inputs))
+		defer batch.Destroy()
+		if err := h.pipe.Preprocess(batch, inputs); err != nil {
+			return fmt.Errorf("hugot: %w", err)
+		}
+		if err := h.pipe.Forward(batch); err != nil {
+			return fmt.Errorf("hugot: %w", err)
+		}
+		logits, ok := batch.OutputValues[0].([][]float32)
+		if !ok || len(logits) < len(inputs) {
+			return fmt.Errorf("hugot: unexpected output %T", batch.OutputValues[0])
+		}
+		for i := range inputs {
+			out = append(out, Result{Index: lo + i, Score: logits[i][0]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortResults(out)
+	return out, nil
+}

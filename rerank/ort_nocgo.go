@@ -1,0 +1,12 @@
+//go:build !cgo
+
+package rerank
+
+import "fmt"
+
+// ORTLibraryCandidates is empty: this build cannot load ONNX Runtime.
+func ORTLibraryCandidates() []string { return nil }
+
+func newORT(Options) (Reranker, error) {
+	return nil, fmt.Errorf("%w: lore was built without cgo; rebuild with CGO_ENABLED=1 for ONNX Runtime", ErrUnavailable)
+}

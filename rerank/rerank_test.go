@@ -1,0 +1,232 @@
+package rerank
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"lore/internal/testmodels"
+)
+
+var (
+	tinyOnce sync.Once
+	tinyDir  string
+	tinyErr  error
+)
+
+// tinyModel writes the tiny generated cross-encoder once per test run.
+func tinyModel(t testing.TB) string {
+	t.Helper()
+	tinyOnce.Do(func() {
+		tinyDir, tinyErr = os.MkdirTemp("", "lore-tiny-model-")
+		if tinyErr == nil {
+			tinyErr = testmodels.WriteCrossEncoder(tinyDir, testmodels.Tiny, nil)
+		}
+	})
+	if tinyErr != nil {
+		t.Fatal(tinyErr)
+	}
+	return tinyDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tinyDir != "" {
+		os.RemoveAll(tinyDir)
+	}
+	os.Exit(code)
+}
+
+// ortLibraryPath is the ONNX Runtime library for tests: `make ort`
+// installs it and the Makefile exports its path. Empty when absent.
+func ortLibraryPath() string {
+	lib := os.Getenv("LORE_TEST_ORT_LIB")
+	if lib == "" {
+		lib, _ = filepath.Abs("../.cache/ort/libonnxruntime.so.1")
+	}
+	if _, err := os.Stat(lib); err != nil {
+		return ""
+	}
+	return lib
+}
+
+var passages = []string{
+	"A context carries a deadline, a cancellation signal, and other values across API boundaries.",
+	"It rains a lot in the autumn.",
+	"Set OLLAMA_HOST to the address of the server.",
+	"Call the cancel function to release resources after a timeout.",
+	"",
+	"The weather is nice.",
+	strings.Repeat("tokens run long in this passage ", 400),
+}
+
+const query = "how do I cancel a context after a timeout?"
+
+func testBackends(t *testing.T) map[string]Options {
+	dir := tinyModel(t)
+	out := map[string]Options{"hugot": {Backend: "hugot", ModelDir: dir, BatchSize: 4, MaxTokens: 128}}
+	if lib := ortLibraryPath(); lib != "" {
+		out["onnxruntime"] = Options{Backend: "onnxruntime", ModelDir: dir, BatchSize: 4, MaxTokens: 128, ORTLibrary: lib}
+	}
+	return out
+}
+
+func TestRerankPlumbing(t *testing.T) {
+	for name, opt := range testBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			r, err := New(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if r.Backend() != name {
+				t.Fatalf("backend %q", r.Backend())
+			}
+			res, err := r.Rerank(context.Background(), query, passages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A permutation of the input indices, best first.
+			var idx []int
+			for i, x := range res {
+				idx = append(idx, x.Index)
+				if i > 0 && res[i-1].Score < x.Score {
+					t.Fatalf("not sorted: %v", res)
+				}
+				if math.IsNaN(float64(x.Score)) {
+					t.Fatalf("NaN score: %v", res)
+				}
+			}
+			sort.Ints(idx)
+			for i := range idx {
+				if idx[i] != i {
+					t.Fatalf("indices %v are not a permutation of 0..%d", idx, len(passages)-1)
+				}
+			}
+			// Raw logits: a random model gives some negative and some
+			// positive; a sigmoid would give (0, 1) only.
+			if res[0].Score <= 1 && res[len(res)-1].Score >= 0 {
+				t.Errorf("scores look like probabilities, not logits: %v", res)
+			}
+			// Batch size does not change scores.
+			one := opt
+			one.BatchSize = 1
+			r1, err := New(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r1.Close()
+			res1, err := r1.Rerank(context.Background(), query, passages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, res, res1, 1e-4)
+			// A long passage is cut to the token budget: scoring it equals
+			// scoring its first tokens.
+			long := passages[len(passages)-1]
+			a, _ := r.Rerank(context.Background(), query, []string{long})
+			b, _ := r.Rerank(context.Background(), query, []string{long + strings.Repeat(" more words at the end", 100)})
+			compare(t, a, b, 1e-4)
+		})
+	}
+}
+
+func TestBackendsAgree(t *testing.T) {
+	bs := testBackends(t)
+	if len(bs) < 2 {
+		t.Skip("no ONNX Runtime library: run `make ort`")
+	}
+	var got [][]Result
+	for _, name := range []string{"hugot", "onnxruntime"} {
+		r, err := New(bs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Rerank(context.Background(), query, passages)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res)
+	}
+	compare(t, got[0], got[1], 1e-4)
+}
+
+// compare checks that two result lists give each passage the same score.
+func compare(t *testing.T, a, b []Result, tol float64) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%d results vs %d", len(a), len(b))
+	}
+	score := map[int]float32{}
+	for _, r := range a {
+		score[r.Index] = r.Score
+	}
+	for _, r := range b {
+		if d := math.Abs(float64(score[r.Index] - r.Score)); d > tol {
+			t.Fatalf("passage %d: %v vs %v (diff %g)", r.Index, score[r.Index], r.Score, d)
+		}
+	}
+}
+
+func TestNoneKeepsOrder(t *testing.T) {
+	r, _ := New(Options{Backend: "none"})
+	res, _ := r.Rerank(context.Background(), "q", []string{"a", "b", "c"})
+	for i, x := range res {
+		if x.Index != i || x.Score != 0 {
+			t.Fatalf("%v", res)
+		}
+	}
+}
+
+func TestBadModelDirs(t *testing.T) {
+	src := tinyModel(t)
+	for _, missing := range []string{"model.onnx", "tokenizer.json", "special_tokens_map.json", "config.json"} {
+		t.Run(missing, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{"model.onnx", "tokenizer.json", "special_tokens_map.json", "config.json"} {
+				if f != missing {
+					b, _ := os.ReadFile(filepath.Join(src, f))
+					os.WriteFile(filepath.Join(dir, f), b, 0o644)
+				}
+			}
+			_, err := New(Options{Backend: "hugot", ModelDir: dir})
+			want := missing
+			if missing == "model.onnx" {
+				want = "no *.onnx"
+			}
+			if !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "special_tokens_map.json"), []byte(`{"cls_token":"[CLS]"}`), 0o644)
+	for _, f := range []string{"model.onnx", "tokenizer.json", "config.json"} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	if _, err := CheckModelDir(dir); err == nil || !strings.Contains(err.Error(), "sep_token") {
+		t.Fatalf("no sep_token: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "other.onnx"), []byte("x"), 0o644)
+	if _, err := CheckModelDir(dir); err == nil || !strings.Contains(err.Error(), "2 *.onnx") {
+		t.Fatalf("two models: %v", err)
+	}
+}
+
+func TestORTLibraryErrors(t *testing.T) {
+	_, err := New(Options{Backend: "onnxruntime", ModelDir: tinyModel(t), ORTLibrary: "/nonexistent/libonnxruntime.so"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := New(Options{Backend: "bogus"}); err == nil || !strings.Contains(err.Error(), "auto, hugot, onnxruntime, none") {
+		t.Fatalf("got %v", err)
+	}
+}
