@@ -42,6 +42,26 @@ type Config struct {
 	// section repeats, at most.
 	ChunkOverlap int `yaml:"chunk-overlap"`
 
+	// TopK is how many passages a search returns.
+	TopK int `yaml:"top-k"`
+	// SearchDepth is how many candidates BM25 and the vector graph each give.
+	SearchDepth int `yaml:"search-depth"`
+	// RRFK is the k of Reciprocal Rank Fusion.
+	RRFK float64 `yaml:"rrf-k"`
+	// Reranker is auto, onnxruntime, hugot or none.
+	Reranker string `yaml:"reranker"`
+	// RerankModel names an installed model; empty picks the backend's default.
+	RerankModel string `yaml:"rerank-model"`
+	// RerankCandidates is how many fused results the reranker scores
+	// (0: 20 with ONNX Runtime, 10 on the pure-Go backend).
+	RerankCandidates int `yaml:"rerank-candidates"`
+	// RerankBatchSize is how many pairs run through the model at once (0: all candidates).
+	RerankBatchSize int `yaml:"rerank-batch-size"`
+	// RerankMaxTokens caps query + passage tokens (0: 512 with ONNX Runtime, 256 on the Go backend).
+	RerankMaxTokens int `yaml:"rerank-max-tokens"`
+	// ONNXRuntimeLib is the path of libonnxruntime.so (empty: standard places).
+	ONNXRuntimeLib string `yaml:"onnxruntime-lib"`
+
 	// Paths, not settable by file: they come from XDG variables.
 	DataDir  string `yaml:"-"`
 	StateDir string `yaml:"-"`
@@ -58,6 +78,10 @@ func Defaults() Config {
 		MaxFileSize:    4 << 20,
 		ChunkSize:      1500,
 		ChunkOverlap:   200,
+		TopK:           5,
+		SearchDepth:    50,
+		RRFK:           60,
+		Reranker:       "auto",
 	}
 }
 
@@ -95,6 +119,9 @@ func Load(file string, env func(string) string, flags Flags) (Config, error) {
 	}
 	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
 	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
+	if c.ONNXRuntimeLib == "" {
+		c.ONNXRuntimeLib = env("LORE_ONNXRUNTIME_LIB")
+	}
 	return c, c.Validate()
 }
 
@@ -223,6 +250,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("chunk-size: %d is outside 200..20000 characters", c.ChunkSize)
 	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize/2:
 		return fmt.Errorf("chunk-overlap: %d must be between 0 and half of chunk-size", c.ChunkOverlap)
+	case c.TopK < 1 || c.TopK > 100:
+		return fmt.Errorf("top-k: %d is outside 1..100", c.TopK)
+	case c.SearchDepth < 1 || c.SearchDepth > 1000:
+		return fmt.Errorf("search-depth: %d is outside 1..1000", c.SearchDepth)
+	case c.RRFK <= 0:
+		return fmt.Errorf("rrf-k: %g must be positive", c.RRFK)
+	case c.Reranker != "auto" && c.Reranker != "onnxruntime" && c.Reranker != "hugot" && c.Reranker != "none":
+		return fmt.Errorf("reranker: %q is not one of auto, onnxruntime, hugot, none", c.Reranker)
+	case c.RerankCandidates < 0 || c.RerankCandidates > 200:
+		return fmt.Errorf("rerank-candidates: %d is outside 0..200", c.RerankCandidates)
+	case c.RerankBatchSize < 0 || c.RerankBatchSize > 256:
+		return fmt.Errorf("rerank-batch-size: %d is outside 0..256", c.RerankBatchSize)
+	case c.RerankMaxTokens != 0 && (c.RerankMaxTokens < 16 || c.RerankMaxTokens > 8192):
+		return fmt.Errorf("rerank-max-tokens: %d is outside 16..8192", c.RerankMaxTokens)
 	}
 	if _, err := ParseOllamaHost(c.OllamaHost); err != nil {
 		return fmt.Errorf("ollama-host: %w", err)
@@ -262,6 +303,9 @@ func joinHostPort(host, port string) string {
 	}
 	return host + ":" + port
 }
+
+// ModelsDir is where reranker models are installed.
+func (c Config) ModelsDir() string { return filepath.Join(c.DataDir, "models") }
 
 // IndexDir is where the named index lives.
 func (c Config) IndexDir() string { return filepath.Join(c.DataDir, "indexes", c.Index) }

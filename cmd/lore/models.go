@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/knights-analytics/hugot"
+	"github.com/spf13/cobra"
+
+	"lore/internal/units"
+	"lore/rerank"
+)
+
+func newModelsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "Manage reranker models",
+		Long: `Reranker models are cross-encoders in Hugging Face's layout: one *.onnx file,
+tokenizer.json, special_tokens_map.json and config.json. They live in
+$XDG_DATA_HOME/lore/models.`,
+		Example: `  lore models list
+  lore models pull cross-encoder/ms-marco-MiniLM-L-6-v2
+  lore models import /media/usb/ms-marco-MiniLM-L-6-v2 --name cross-encoder/ms-marco-MiniLM-L-6-v2
+  lore models path cross-encoder/ms-marco-MiniLM-L-6-v2`,
+	}
+	store := func(cmd *cobra.Command) (rerank.Store, error) {
+		cfg, err := loadConfig(cmd, g, streams)
+		return rerank.Store{Dir: cfg.ModelsDir()}, err
+	}
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List installed models with sizes and checksums",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := store(cmd)
+			if err != nil {
+				return err
+			}
+			ms, err := s.List()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if ms == nil {
+					ms = []rerank.Installed{}
+				}
+				return json.NewEncoder(streams.Out).Encode(ms)
+			}
+			if len(ms) == 0 {
+				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, modelHint)
+				return nil
+			}
+			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSIZE\tSHA256\tPATH")
+			for _, m := range ms {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	pull := &cobra.Command{
+		Use:   "pull NAME",
+		Short: "Download a model from Hugging Face (needs internet)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := store(cmd)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Err, "downloading %s from Hugging Face…\n", args[0])
+			m, err := s.Pull(cmd.Context(), args[0], hfDownload)
+			if err != nil {
+				return fmt.Errorf("%w (offline? copy the model folder over and run `lore models import DIR`)", err)
+			}
+			fmt.Fprintf(streams.Out, "installed %s (%s) in %s\n", m.Name, units.Bytes(m.Bytes), m.Path)
+			return nil
+		},
+	}
+
+	var name string
+	imp := &cobra.Command{
+		Use:   "import DIR",
+		Short: "Install a model from a folder (for air-gapped machines)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := store(cmd)
+			if err != nil {
+				return err
+			}
+			m, err := s.Import(cmd.Context(), args[0], name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "installed %s (%s, sha256 %s) in %s\n", m.Name, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
+			return nil
+		},
+	}
+	imp.Flags().StringVar(&name, "name", "", "install under this name (default: config.json's _name_or_path, else the folder name)")
+
+	path := &cobra.Command{
+		Use:   "path NAME",
+		Short: "Print the folder of an installed model",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := store(cmd)
+			if err != nil {
+				return err
+			}
+			dir, err := s.Find(args[0])
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, modelHint)
+			}
+			fmt.Fprintln(streams.Out, dir)
+			return nil
+		},
+	}
+	cmd.AddCommand(list, pull, imp, path)
+	return cmd
+}
+
+const modelHint = "get one with `lore models pull " + rerank.DefaultORTModel + "` (online) or `lore models import DIR`"
+
+// hfDownload fetches a cross-encoder with hugot's Hugging Face downloader.
+func hfDownload(ctx context.Context, name, dest string) (string, error) {
+	opts := hugot.NewDownloadOptions()
+	opts.OnnxFilePath = "onnx/model.onnx"
+	type result struct {
+		dir string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		dir, err := hugot.DownloadModel(name, dest, opts)
+		done <- result{dir, err}
+	}()
+	select {
+	case r := <-done:
+		return r.dir, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}

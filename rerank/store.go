@@ -1,0 +1,249 @@
+package rerank
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Default models by backend, chosen by cost (see README): ONNX Runtime runs
+// MiniLM-L-6 in a fraction of a second; the pure-Go backend is 25-30x
+// slower, so it defaults to the 2-layer TinyBERT.
+const (
+	DefaultORTModel   = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+	DefaultHugotModel = "cross-encoder/ms-marco-TinyBERT-L-2-v2"
+)
+
+// ErrNotInstalled means no model of that name is in the store.
+var ErrNotInstalled = errors.New("model not installed")
+
+var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+
+// Store holds installed models, one folder each, under Dir
+// ($XDG_DATA_HOME/lore/models). "org/name" lives in "org__name".
+type Store struct{ Dir string }
+
+// Installed describes a model in the store.
+type Installed struct {
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"` // of the .onnx file
+}
+
+func checkName(name string) error {
+	if !modelName.MatchString(name) {
+		return fmt.Errorf("%q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", name)
+	}
+	return nil
+}
+
+// Path is where model name is (or would be) installed.
+func (s Store) Path(name string) string {
+	return filepath.Join(s.Dir, strings.ReplaceAll(name, "/", "__"))
+}
+
+// Find returns the directory of an installed, valid model.
+func (s Store) Find(name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	dir := s.Path(name)
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("%w: %s", ErrNotInstalled, name)
+	}
+	if _, err := CheckModelDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// List returns the installed models, by name.
+func (s Store) List() ([]Installed, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Installed
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		m, err := describe(strings.ReplaceAll(e.Name(), "__", "/"), filepath.Join(s.Dir, e.Name()))
+		if err != nil {
+			continue // a broken folder is not a model; `lore models import` replaces it
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func describe(name, dir string) (Installed, error) {
+	info, err := CheckModelDir(dir)
+	if err != nil {
+		return Installed{}, err
+	}
+	m := Installed{Name: name, Path: dir}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && !e.IsDir() {
+			m.Bytes += fi.Size()
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, info.ONNX))
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return m, err
+	}
+	m.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return m, nil
+}
+
+// Import validates the model directory src and installs a copy as name,
+// atomically: the files are copied and fsynced into a temporary folder in
+// the store, which is then renamed into place. An empty name is taken from
+// config.json's _name_or_path, else the folder's name.
+func (s Store) Import(ctx context.Context, src, name string) (Installed, error) {
+	if _, err := CheckModelDir(src); err != nil {
+		return Installed{}, err
+	}
+	if name == "" {
+		var cfg struct {
+			Name string `json:"_name_or_path"`
+		}
+		readJSON(filepath.Join(src, "config.json"), &cfg)
+		name = cfg.Name
+		if name == "" || !modelName.MatchString(name) {
+			name = filepath.Base(filepath.Clean(src))
+		}
+	}
+	if err := checkName(name); err != nil {
+		return Installed{}, err
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return Installed{}, err
+	}
+	tmp, err := os.MkdirTemp(s.Dir, ".import-")
+	if err != nil {
+		return Installed{}, err
+	}
+	defer os.RemoveAll(tmp)
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return Installed{}, err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return Installed{}, err
+		}
+		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(tmp, e.Name())); err != nil {
+			return Installed{}, fmt.Errorf("copy %s: %w", e.Name(), err)
+		}
+	}
+	if _, err := CheckModelDir(tmp); err != nil {
+		return Installed{}, err
+	}
+	if err := s.replace(tmp, s.Path(name)); err != nil {
+		return Installed{}, err
+	}
+	return describe(name, s.Path(name))
+}
+
+// replace puts the folder tmp at dst, moving an existing dst aside first
+// so that dst is never half-written.
+func (s Store) replace(tmp, dst string) error {
+	old := ""
+	if _, err := os.Stat(dst); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dst, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if old != "" {
+			os.Rename(old, dst)
+		}
+		return err
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	if d, err := os.Open(s.Dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Downloader fetches a model from Hugging Face into a folder and returns
+// the folder it wrote.
+type Downloader func(ctx context.Context, name, dest string) (string, error)
+
+// Pull downloads name with dl into the store's temp space, validates it and
+// installs it atomically.
+func (s Store) Pull(ctx context.Context, name string, dl Downloader) (Installed, error) {
+	if err := checkName(name); err != nil {
+		return Installed{}, err
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return Installed{}, err
+	}
+	tmp, err := os.MkdirTemp(s.Dir, ".pull-")
+	if err != nil {
+		return Installed{}, err
+	}
+	defer os.RemoveAll(tmp)
+	got, err := dl(ctx, name, tmp)
+	if err != nil {
+		return Installed{}, fmt.Errorf("download %s: %w", name, err)
+	}
+	// Downloads keep the ONNX file in onnx/; the layout wants it beside the
+	// tokenizer.
+	if _, err := os.Stat(filepath.Join(got, "onnx", "model.onnx")); err == nil {
+		if err := os.Rename(filepath.Join(got, "onnx", "model.onnx"), filepath.Join(got, "model.onnx")); err != nil {
+			return Installed{}, err
+		}
+		os.RemoveAll(filepath.Join(got, "onnx"))
+	}
+	return s.Import(ctx, got, name)
+}
