@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lore/internal/ollamatest"
+	"lore/internal/testmodels"
+)
+
+func searchDocs(t *testing.T) string {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"context.md": "# Context\n\n## Timeouts\n\nUse WithTimeout to cancel a context after a timeout; call cancel to release resources.\n",
+		"env.md":     "# Environment\n\nSet OLLAMA_HOST to reach the server.\n",
+		"rain.md":    "# Weather\n\nIt rains a lot in the autumn.\n",
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	return dir
+}
+
+// searchJSONOut decodes `lore search --json` into the documented shape,
+// refusing unknown fields so the shape cannot drift unnoticed.
+func searchJSONOut(t *testing.T, s string) searchJSON {
+	t.Helper()
+	var out searchJSON
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("bad JSON %v:\n%s", err, s)
+	}
+	return out
+}
+
+func TestSearchLexical(t *testing.T) {
+	e := newEnv(t)
+	docs := searchDocs(t)
+	if r := e.run(false, "index", "--embedder", "none", "-q", docs); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := e.run(false, "search", "--json", "-k", "2", "how do I cancel a context after a timeout?")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	out := searchJSONOut(t, r.stdout)
+	if out.Mode != "lexical" || out.Reranker != "none" || len(out.Results) != 1 || out.Index != "default" { // only one file has these words
+		t.Fatalf("%+v", out)
+	}
+	top := out.Results[0]
+	if top.Rank != 1 || top.Path != "context.md" || top.Source != docs || top.StartLine != 3 || top.Heading != "Context > Timeouts" ||
+		top.LexicalRank == nil || *top.LexicalRank != 1 || top.VectorRank != nil || top.RerankScore != nil || !strings.Contains(top.Text, "WithTimeout") {
+		t.Errorf("top result %+v", top)
+	}
+	for _, k := range []string{"embed", "vector", "lexical", "fuse", "rerank", "total"} {
+		if _, ok := out.Timings[k]; !ok {
+			t.Errorf("timings_ms lacks %q", k)
+		}
+	}
+	// Text output: path, lines, heading and an excerpt; the lexical-only
+	// and no-model notes go to stderr.
+	r = e.run(false, "search", "OLLAMA_HOST")
+	if !strings.HasPrefix(r.stdout, " 1. env.md:1-3 > Environment") || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("text output %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "lexical search only") || !strings.Contains(r.stderr, "lore models import") {
+		t.Errorf("notes %q", r.stderr)
+	}
+	if r := e.run(false, "search"); r.code != exitUsage {
+		t.Errorf("no query: exit %d", r.code)
+	}
+}
+
+func TestSearchHybridWithReranker(t *testing.T) {
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	e.vars["OLLAMA_HOST"] = srv.URL
+	docs := searchDocs(t)
+	if r := e.run(false, "index", "-q", docs); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	// Install the tiny generated cross-encoder the way a user would.
+	model := t.TempDir()
+	if err := testmodels.WriteCrossEncoder(model, testmodels.Tiny, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run(false, "models", "import", model, "--name", "cross-encoder/ms-marco-TinyBERT-L-2-v2"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := e.run(false, "models", "list", "--json")
+	var models []struct{ Name, SHA256 string }
+	json.Unmarshal([]byte(r.stdout), &models)
+	if len(models) != 1 || models[0].Name != "cross-encoder/ms-marco-TinyBERT-L-2-v2" || len(models[0].SHA256) != 64 {
+		t.Fatalf("models list: %s", r.stdout)
+	}
+
+	r = e.run(false, "search", "--json", "--reranker", "hugot", "cancel a context")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	out := searchJSONOut(t, r.stdout)
+	if out.Mode != "hybrid" || out.Reranker != "hugot" || len(out.Results) != 3 {
+		t.Fatalf("%+v", out)
+	}
+	for i, res := range out.Results {
+		if res.RerankScore == nil || res.VectorRank == nil {
+			t.Fatalf("result %d lacks scores: %+v", i, res)
+		}
+		if i > 0 && *out.Results[i-1].RerankScore < *res.RerankScore {
+			t.Fatalf("not in rerank order: %+v", out.Results)
+		}
+	}
+	// --no-rerank keeps the fused order.
+	out = searchJSONOut(t, e.run(false, "search", "--json", "--no-rerank", "cancel a context").stdout)
+	if out.Reranker != "none" || out.Results[0].RerankScore != nil {
+		t.Fatalf("--no-rerank: %+v", out)
+	}
+	// With Ollama gone, search still answers from keywords and says so.
+	srv.Close()
+	r = e.run(false, "search", "--json", "--no-rerank", "cancel a context")
+	if out := searchJSONOut(t, r.stdout); r.code != 0 || out.Mode != "lexical" || len(out.Results) == 0 {
+		t.Fatalf("without Ollama: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestModelsErrors(t *testing.T) {
+	e := newEnv(t)
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "model.onnx"), []byte("x"), 0o644)
+	r := e.run(false, "models", "import", bad)
+	if r.code != 1 || !strings.Contains(r.stderr, "tokenizer.json is missing") {
+		t.Errorf("bad import: %d %q", r.code, r.stderr)
+	}
+	r = e.run(false, "models", "path", "cross-encoder/nope")
+	if r.code != 1 || !strings.Contains(r.stderr, "not installed") || !strings.Contains(r.stderr, "lore models import") {
+		t.Errorf("path: %d %q", r.code, r.stderr)
+	}
+	if r = e.run(false, "models", "list"); r.code != 0 || !strings.Contains(r.stdout, "no models installed") {
+		t.Errorf("empty list: %q", r.stdout)
+	}
+}
+
+func TestEval(t *testing.T) {
+	e := newEnv(t)
+	docs := searchDocs(t)
+	e.run(false, "index", "--embedder", "none", "-q", docs)
+	qs := filepath.Join(t.TempDir(), "q.jsonl")
+	os.WriteFile(qs, []byte(`{"id":"1","question":"cancel a context after a timeout","kind":"howto","answerable":true,"gold":[{"path":"context.md","lines":[5,5]}]}
+{"id":"2","question":"what is the weather in autumn","kind":"lookup","answerable":true,"gold":[{"path":"env.md","lines":[1,3]}]}
+{"id":"3","question":"unanswerable","kind":"unanswerable","answerable":false,"gold":[]}
+`), 0o644)
+	r := e.run(false, "search", "--eval", qs, "--json", "-k", "1")
+	var out struct {
+		Scores map[string]evalScore
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
+		t.Fatalf("%v %s %s", err, r.stdout, r.stderr)
+	}
+	if all := out.Scores["all"]; all.N != 2 || all.Hit1 != 0.5 || all.MRR != 0.5 || out.Scores["howto"].Hit1 != 1 || out.Scores["lookup"].Hit1 != 0 {
+		t.Fatalf("%+v", out.Scores)
+	}
+}
