@@ -1,15 +1,18 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
+
+	"lore/internal/benchdata"
 )
 
 // constEmbedder is the fixed-cost embedder of the throughput benchmarks: it
@@ -53,36 +56,10 @@ func (e *constEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]f
 	return out, nil
 }
 
-var benchWords = strings.Fields(`the server client request response context cancel timeout deadline index chunk
-	vector graph search query token model embed stream config file folder path heading section code table
-	install build test run flag option value error retry backoff lock commit rename delete update`)
-
-// genCorpus writes files markdown files of sections sections each, every
-// section about 900 bytes: one chunk each at the default budget.
 func genCorpus(tb testing.TB, dir string, files, sections int) {
 	tb.Helper()
-	rng := rand.New(rand.NewSource(1))
-	old := time.Now().Add(-time.Hour)
-	for f := range files {
-		var b strings.Builder
-		fmt.Fprintf(&b, "# Document %d\n\n", f)
-		for s := range sections {
-			fmt.Fprintf(&b, "## Section %d.%d\n\n", f, s)
-			for range 6 {
-				for range 22 {
-					b.WriteString(benchWords[rng.Intn(len(benchWords))])
-					b.WriteByte(' ')
-				}
-				b.WriteString("OLLAMA_HOST.\n")
-			}
-			b.WriteString("\n")
-		}
-		p := filepath.Join(dir, fmt.Sprintf("d%03d", f/100), fmt.Sprintf("f%05d.md", f))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		os.Chtimes(p, old, old)
+	if err := benchdata.WriteCorpus(dir, files, sections); err != nil {
+		tb.Fatal(err)
 	}
 }
 
@@ -177,4 +154,142 @@ func BenchmarkNoopReindex10k(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/refresh")
 	}
+}
+
+// spaceEmbedder embeds texts as structured vectors (see benchdata.Space).
+type spaceEmbedder struct{ s *benchdata.Space }
+
+func (e spaceEmbedder) Model() string                      { return "bench-space" }
+func (e spaceEmbedder) Check(context.Context) (int, error) { return e.s.Dim, nil }
+func (e spaceEmbedder) EmbedQuery(_ context.Context, q string) ([]float32, error) {
+	return e.s.TextVec(q), nil
+}
+func (e spaceEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = e.s.TextVec(t)
+	}
+	return out, nil
+}
+
+// BenchmarkSearch measures hybrid retrieval (query embedding excluded) at
+// 10k and 100k chunks of 768-d vectors: latency percentiles per stage, and
+// the HNSW graph's recall@10 and speed against exact search for several
+// search breadths.
+func BenchmarkSearch(b *testing.B) {
+	for _, files := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("%dk", files*10/1000), func(b *testing.B) {
+			for range b.N {
+				benchSearch(b, files)
+			}
+		})
+	}
+}
+
+func benchSearch(b *testing.B, files int) {
+	ctx := context.Background()
+	src, dir := b.TempDir(), b.TempDir()
+	genCorpus(b, src, files, 10)
+	space := benchdata.NewSpace(768, 500)
+	if _, err := Build(ctx, dir, BuildOptions{Name: "bench", Paths: []string{src}, Embedder: spaceEmbedder{space}, EmbedBatchSize: 64,
+		Chunk: ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}); err != nil {
+		b.Fatal(err)
+	}
+	ix, err := Open(dir, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	g, err := ix.vectorGraph(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := space.Queries(200)
+	var total, vec, lex, fuse []time.Duration
+	for _, q := range qs {
+		start := time.Now()
+		res, err := ix.SearchVector(ctx, q.Text, q.Vec, SearchOptions{Limit: 20, Depth: 50}, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total = append(total, time.Since(start))
+		vec, lex, fuse = append(vec, res.Timings.Vector), append(lex, res.Timings.Lexical), append(fuse, res.Timings.Fuse)
+	}
+	p := func(d []time.Duration, pct float64) float64 {
+		slices.Sort(d)
+		return float64(benchdata.Percentile(d, pct).Microseconds()) / 1000
+	}
+	b.ReportMetric(p(total, 50), "p50-ms")
+	b.ReportMetric(p(total, 95), "p95-ms")
+	b.ReportMetric(p(vec, 50), "vector-p50-ms")
+	b.ReportMetric(p(lex, 50), "lexical-p50-ms")
+	b.ReportMetric(p(fuse, 50), "fuse-p50-ms")
+
+	// Exact top-10 by brute force over every stored vector.
+	ids, vecs := allVectors(b, ix)
+	exact := make([]map[int64]bool, len(qs))
+	start := time.Now()
+	for i, q := range qs {
+		exact[i] = exactTop(q.Vec, ids, vecs, 10)
+	}
+	exactPer := time.Since(start) / time.Duration(len(qs))
+	for _, ef := range []int{16, 32, 64, 128} {
+		found := 0
+		start := time.Now()
+		for i, q := range qs {
+			got, _, _ := g.search(q.Vec, 10, ef)
+			for _, id := range got {
+				if exact[i][id] {
+					found++
+				}
+			}
+		}
+		per := time.Since(start) / time.Duration(len(qs))
+		fmt.Printf("    %dk chunks, M=%d ef=%d: recall@10 %.3f, %.3f ms/query, %.0fx exact (%.2f ms)\n",
+			files*10/1000, graphM, ef, float64(found)/float64(10*len(qs)), float64(per.Microseconds())/1000, float64(exactPer)/float64(per), float64(exactPer.Microseconds())/1000)
+		if ef == 64 {
+			b.ReportMetric(float64(found)/float64(10*len(qs)), "recall@10")
+			b.ReportMetric(float64(exactPer)/float64(per), "x-exact")
+		}
+	}
+}
+
+func allVectors(b *testing.B, ix *Index) ([]int64, [][]float32) {
+	rows, err := ix.st.db.Query(`SELECT id, vec FROM vectors`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	var vecs [][]float32
+	for rows.Next() {
+		var id int64
+		var blob []byte
+		rows.Scan(&id, &blob)
+		ids, vecs = append(ids, id), append(vecs, decodeVector(blob))
+	}
+	return ids, vecs
+}
+
+func exactTop(q []float32, ids []int64, vecs [][]float32, k int) map[int64]bool {
+	type sc struct {
+		id int64
+		d  float32
+	}
+	best := make([]sc, 0, k+1)
+	for i, v := range vecs {
+		d := dotDistance(q, v)
+		if len(best) < k || d < best[len(best)-1].d {
+			best = append(best, sc{ids[i], d})
+			slices.SortFunc(best, func(a, b sc) int { return cmp.Compare(a.d, b.d) })
+			if len(best) > k {
+				best = best[:k]
+			}
+		}
+	}
+	out := map[int64]bool{}
+	for _, s := range best {
+		out[s.id] = true
+	}
+	return out
 }
