@@ -20,7 +20,6 @@ require (
 	github.com/chewxy/math32 v1.11.1 // indirect
 	github.com/cloudwego/base64x v0.1.4 // indirect
 	github.com/cloudwego/iasm v0.2.0 // indirect
-	github.com/coder/hnsw v0.6.1 // indirect
 	github.com/containerd/console v1.0.3 // indirect
 	github.com/d4l3k/go-bfloat16 v0.0.0-20211005043715-690c3bdd05f1 // indirect
 	github.com/daulet/tokenizers v1.24.0 // indirect

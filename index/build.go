@@ -669,7 +669,7 @@ type graphItem struct {
 // stored vectors either way.
 func (b *builder) loadGraph() *vectorGraph {
 	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
-	if err != nil || vg.tombstones() > max(64, vg.g.Len()/4) {
+	if err != nil || vg.tombstones() > max(64, vg.h.len()/4) {
 		vg = newVectorGraph(b.dim)
 	}
 	return vg

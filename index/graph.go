@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
-	"github.com/coder/hnsw"
 	"github.com/viterin/vek/vek32"
 )
 
@@ -22,42 +19,43 @@ import (
 // which skips two norms per comparison.
 func dotDistance(a, b []float32) float32 { return 1 - vek32.Dot(a, b) }
 
-func init() { hnsw.RegisterDistanceFunc("lore-dot", dotDistance) }
-
-// HNSW parameters. M and efConstruction trade build time for recall; they
-// are measured in BENCHMARKS.md.
+// HNSW parameters, measured in BENCHMARKS.md: with M=16 links (32 on
+// layer 0) and efConstruction=100, efSearch=128 gives recall@10 0.98 on
+// 100k 768-d vectors at 30x the speed of exact search (0.9 ms a query).
 const (
 	graphM              = 16
-	graphEfConstruction = 64
-	graphMagic          = "LOREHNSW"
-	graphVersion        = 1
+	graphEfConstruction = 100
+	graphEfSearch       = 128
+	graphMagic          = "LOREGRAPH3"
 )
 
-// vectorGraph is the ANN graph over stored vectors, keyed by vectors.id.
-// coder/hnsw has no locks and no way to list its keys, so this wrapper
-// keeps both. It never calls the library's Delete: in v0.6.1 a delete
-// leaves one-way links to the removed node, which an Export/Import round
-// trip turns into nil pointers and a panic. A removed vector becomes a
-// tombstone instead: it stays in the graph, is filtered out of results,
-// and the graph is rebuilt once tombstones pass a quarter of it.
+// vectorGraph is the ANN graph over stored vectors, keyed by vectors.id,
+// with a lock and the set of live keys. A removed vector becomes a
+// tombstone: it stays in the graph (it may still route searches), is
+// filtered out of results, and the graph is rebuilt once tombstones pass a
+// quarter of it.
 type vectorGraph struct {
 	mu   sync.RWMutex
-	g    *hnsw.Graph[int64]
+	h    *hnsw
 	dim  int
-	keys map[int64]struct{}
+	live map[int64]uint32 // key to node id
 }
 
 func newVectorGraph(dim int) *vectorGraph {
-	g := hnsw.NewGraph[int64]()
-	g.M, g.EfSearch, g.Distance = graphM, graphEfConstruction, dotDistance
-	g.Rng = rand.New(rand.NewSource(1))
-	return &vectorGraph{g: g, dim: dim, keys: map[int64]struct{}{}}
+	return &vectorGraph{h: newHNSW(dim, graphM, graphEfConstruction), dim: dim, live: map[int64]uint32{}}
 }
 
 func (vg *vectorGraph) Len() int {
 	vg.mu.RLock()
 	defer vg.mu.RUnlock()
-	return len(vg.keys)
+	return len(vg.live)
+}
+
+func (vg *vectorGraph) has(id int64) bool {
+	vg.mu.RLock()
+	defer vg.mu.RUnlock()
+	_, ok := vg.live[id]
+	return ok
 }
 
 func (vg *vectorGraph) add(id int64, v []float32) error {
@@ -66,76 +64,72 @@ func (vg *vectorGraph) add(id int64, v []float32) error {
 	}
 	vg.mu.Lock()
 	defer vg.mu.Unlock()
-	vg.g.Add(hnsw.MakeNode(id, v))
-	vg.keys[id] = struct{}{}
+	if _, ok := vg.live[id]; ok {
+		return nil
+	}
+	vg.live[id] = uint32(vg.h.len())
+	vg.h.add(id, v)
 	return nil
 }
 
 func (vg *vectorGraph) remove(id int64) {
 	vg.mu.Lock()
 	defer vg.mu.Unlock()
-	delete(vg.keys, id)
+	delete(vg.live, id)
 }
 
 // tombstones counts removed vectors still in the graph.
 func (vg *vectorGraph) tombstones() int {
 	vg.mu.RLock()
 	defer vg.mu.RUnlock()
-	return vg.g.Len() - len(vg.keys)
+	return vg.h.len() - len(vg.live)
 }
 
-// search returns the keys of the k nearest vectors, nearest first, with
-// their distances.
+// search returns the keys of the k nearest live vectors, nearest first,
+// with their distances. ef is the search breadth (at least k).
 func (vg *vectorGraph) search(q []float32, k, ef int) ([]int64, []float32, error) {
 	if len(q) != vg.dim {
 		return nil, nil, fmt.Errorf("query has %d dimensions, the index %d", len(q), vg.dim)
 	}
-	vg.mu.Lock() // Search reads EfSearch, which we set per call
-	defer vg.mu.Unlock()
-	if len(vg.keys) == 0 {
-		return nil, nil, nil
+	vg.mu.RLock()
+	defer vg.mu.RUnlock()
+	ef = max(ef, k)
+	if dead := vg.h.len() - len(vg.live); dead > 0 {
+		ef += min(dead, ef/4+8) // tombstones may take places
 	}
-	// Ask for more when tombstones may take places in the result.
-	want := k
-	if dead := vg.g.Len() - len(vg.keys); dead > 0 {
-		want = k + min(dead, k/4+8)
-	}
-	vg.g.EfSearch = max(ef, want)
-	nodes := vg.g.Search(q, want)
-	vg.g.EfSearch = graphEfConstruction
 	ids := make([]int64, 0, k)
 	dist := make([]float32, 0, k)
-	for _, n := range nodes {
-		if _, live := vg.keys[n.Key]; !live || len(ids) == k {
+	for _, c := range vg.h.search(q, ef) {
+		key := vg.h.keys[c.id]
+		if n, ok := vg.live[key]; !ok || n != c.id {
 			continue
 		}
-		ids, dist = append(ids, n.Key), append(dist, dotDistance(q, n.Value))
+		if ids, dist = append(ids, key), append(dist, c.d); len(ids) == k {
+			break
+		}
 	}
 	return ids, dist, nil
 }
 
-// writeFile exports the graph atomically: a temp file beside the target,
+// writeFile saves the graph atomically: a temp file beside the target,
 // fsynced, renamed over it, and the directory fsynced, so a crash leaves the
 // old graph or the new one, never half of one.
 func (vg *vectorGraph) writeFile(path string) error {
 	vg.mu.RLock()
 	defer vg.mu.RUnlock()
 	return writeFileAtomic(path, func(w io.Writer) error {
-		keys := make([]int64, 0, len(vg.keys))
-		for k := range vg.keys {
-			keys = append(keys, k)
+		var dead []uint32
+		for i, key := range vg.h.keys {
+			if n, ok := vg.live[key]; !ok || n != uint32(i) {
+				dead = append(dead, uint32(i))
+			}
 		}
-		slices.Sort(keys)
-		hdr := []any{[]byte(graphMagic), uint32(graphVersion), uint32(vg.dim), uint64(len(keys)), keys}
-		for _, v := range hdr {
-			if err := binary.Write(w, binary.LittleEndian, v); err != nil {
+		for _, x := range []any{[]byte(graphMagic), uint32(len(dead)), dead} {
+			if err := binary.Write(w, binary.LittleEndian, x); err != nil {
 				return err
 			}
 		}
-		if vg.g.Len() == 0 {
-			return nil
-		}
-		return vg.g.Export(w)
+		return vg.h.writeTo(w)
 	})
 }
 
@@ -148,36 +142,34 @@ func readGraphFile(path string, dim int) (*vectorGraph, error) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
 	magic := make([]byte, len(graphMagic))
-	var version, fileDim uint32
-	var n uint64
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != graphMagic {
 		return nil, errors.New("not a lore graph file")
 	}
-	for _, v := range []any{&version, &fileDim, &n} {
-		if err := binary.Read(r, binary.LittleEndian, v); err != nil {
-			return nil, fmt.Errorf("graph header: %w", err)
+	var nDead uint32
+	if err := binary.Read(r, binary.LittleEndian, &nDead); err != nil || nDead > 1<<31 {
+		return nil, errors.New("graph header is damaged")
+	}
+	dead := make([]uint32, nDead)
+	if err := binary.Read(r, binary.LittleEndian, dead); err != nil {
+		return nil, fmt.Errorf("graph: %w", err)
+	}
+	h, err := readHNSW(r)
+	if err != nil {
+		return nil, err
+	}
+	if h.dim != dim {
+		return nil, fmt.Errorf("graph has %d dimensions, the index %d", h.dim, dim)
+	}
+	vg := &vectorGraph{h: h, dim: dim, live: make(map[int64]uint32, h.len())}
+	isDead := make(map[uint32]bool, len(dead))
+	for _, d := range dead {
+		isDead[d] = true
+	}
+	for i, key := range h.keys {
+		if !isDead[uint32(i)] {
+			vg.live[key] = uint32(i)
 		}
 	}
-	if version != graphVersion || int(fileDim) != dim || n > math.MaxInt32 {
-		return nil, fmt.Errorf("graph version %d with %d dimensions does not match", version, fileDim)
-	}
-	keys := make([]int64, n)
-	if err := binary.Read(r, binary.LittleEndian, keys); err != nil {
-		return nil, fmt.Errorf("graph keys: %w", err)
-	}
-	vg := newVectorGraph(dim)
-	for _, k := range keys {
-		vg.keys[k] = struct{}{}
-	}
-	if _, err := r.Peek(1); err == nil {
-		if err := vg.g.Import(r); err != nil {
-			return nil, fmt.Errorf("graph: %w", err)
-		}
-		if vg.g.Len() < len(keys) {
-			return nil, fmt.Errorf("graph holds %d nodes, its header %d", vg.g.Len(), len(keys))
-		}
-	}
-	vg.g.Distance = dotDistance
 	return vg, nil
 }
 
@@ -203,13 +195,13 @@ func syncGraph(ctx context.Context, s *store, vg *vectorGraph, progress func(don
 	}
 	vg.mu.RLock()
 	var gone, missing []int64
-	for k := range vg.keys {
+	for k := range vg.live {
 		if _, ok := inDB[k]; !ok {
 			gone = append(gone, k)
 		}
 	}
 	for k := range inDB {
-		if _, ok := vg.keys[k]; !ok {
+		if _, ok := vg.live[k]; !ok {
 			missing = append(missing, k)
 		}
 	}
@@ -234,7 +226,7 @@ func syncGraph(ctx context.Context, s *store, vg *vectorGraph, progress func(don
 				rows.Close()
 				return added, len(gone), err
 			}
-			if _, ok := vg.keys[id]; ok {
+			if vg.has(id) {
 				continue
 			}
 			if err := vg.add(id, decodeVector(blob)); err != nil {

@@ -34,33 +34,53 @@ func init() {
 	}
 }
 
-// ftsQuery turns free text into an FTS5 query that cannot be a syntax
-// error: every term is a quoted string, joined with OR. Compound
-// identifiers also match the idents column as one squashed token.
-func ftsQuery(text string) string {
-	var terms []string
-	seen := map[string]bool{}
-	add := func(t string) {
-		if !seen[t] {
+// A queryTerm is one word of a query, or a squashed identifier matched
+// against the idents column.
+type queryTerm struct {
+	word  string
+	ident bool
+}
+
+// queryTerms splits free text into lowercase words (stopwords and
+// one-letter words dropped) and squashed identifiers, at most
+// maxQueryTerms of them: FTS5 parses a long OR chain into a deep tree, and
+// SQLite refuses expressions deeper than 1000. The first terms of a pasted
+// page are as good as any.
+func queryTerms(text string) []queryTerm {
+	var terms []queryTerm
+	seen := map[queryTerm]bool{}
+	add := func(t queryTerm) {
+		if !seen[t] && len(terms) < maxQueryTerms {
 			seen[t] = true
 			terms = append(terms, t)
 		}
 	}
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		if len(w) > 1 && !stopwords[w] {
-			add(`"` + w + `"`)
+			add(queryTerm{word: w})
 		}
 	}
 	for _, id := range strings.Fields(identifiers(text)) {
-		add(`idents:"` + id + `"`)
+		add(queryTerm{word: id, ident: true})
 	}
-	if len(terms) > maxQueryTerms {
-		terms = terms[:maxQueryTerms]
-	}
-	return strings.Join(terms, " OR ")
+	return terms
 }
 
-// maxQueryTerms caps an OR query: FTS5 parses a long OR chain into a deep
-// tree, and SQLite refuses expressions deeper than 1000. The first terms of
-// a pasted page are as good as any.
 const maxQueryTerms = 64
+
+// ftsMatch joins terms into an FTS5 query that cannot be a syntax error:
+// every term is a quoted string of letters and digits, joined with OR.
+func ftsMatch(terms []queryTerm) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		if t.ident {
+			parts[i] = `idents:"` + t.word + `"`
+		} else {
+			parts[i] = `"` + t.word + `"`
+		}
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// ftsQuery is the FTS5 query for free text.
+func ftsQuery(text string) string { return ftsMatch(queryTerms(text)) }

@@ -99,7 +99,7 @@ func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, 
 		}
 		ef := opt.EfSearch
 		if ef <= 0 {
-			ef = max(opt.Depth, 64)
+			ef = graphEfSearch
 		}
 		ids, _, err := g.search(vec, opt.Depth, ef)
 		if err != nil {
