@@ -15,7 +15,7 @@ ORT_VERSION := 1.23.2
 ORT_LIB     := .cache/ort/libonnxruntime.so.1
 export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: build run test bench lint fuzz clean eval-chunking ort
+.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -23,14 +23,20 @@ build:
 run: build
 	$(BIN) --index sample index --embedder $(EMBEDDER) docs
 	$(BIN) --index sample index status
+	$(BIN) --index sample search -k 3 "how do I keep lore from indexing a folder?"
 
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
 
-# Benchmarks, not tests: they take several minutes on 2 cores.
-bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./index/
+# Benchmarks, not tests: about ten minutes on 2 cores. Results: BENCHMARKS.md.
+bench: ort
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./index/ ./rerank/
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+# Retrieval at 1M chunks: tens of minutes and several GiB of memory.
+bench-large:
+	LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'Search/1000k' -benchtime 1x -timeout 120m ./index/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

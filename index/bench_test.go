@@ -177,8 +177,11 @@ func (e spaceEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]fl
 // the HNSW graph's recall@10 and speed against exact search for several
 // search breadths.
 func BenchmarkSearch(b *testing.B) {
-	for _, files := range []int{1000, 10000} {
+	for _, files := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("%dk", files*10/1000), func(b *testing.B) {
+			if files == 100000 && os.Getenv("LORE_BENCH_LARGE") == "" {
+				b.Skip("1M chunks: make bench-large")
+			}
 			for range b.N {
 				benchSearch(b, files)
 			}
