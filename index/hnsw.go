@@ -22,7 +22,7 @@ import (
 // Export/Import. This one follows the paper: beam search with ef
 // candidates, the neighbour-selection heuristic, 2M links on layer 0.
 //
-// Nodes are dense internal ids; vectors live in one slab for locality.
+// Nodes are dense internal ids.
 // Not safe for concurrent writes; searches may run concurrently with each
 // other (the caller serialises writes against reads).
 type hnsw struct {
@@ -31,7 +31,7 @@ type hnsw struct {
 	efCons  int
 	ml      float64
 	rng     *rand.Rand
-	vecs    []float32    // node i is vecs[i*dim : (i+1)*dim]
+	vecs    [][]float32  // node i's vector; not copied: add takes ownership
 	keys    []int64      // external key of node i
 	levels  [][][]uint32 // levels[i][l] are node i's neighbours on layer l
 	entry   int32        // -1 when empty
@@ -44,7 +44,7 @@ func newHNSW(dim, m, efConstruction int) *hnsw {
 
 func (h *hnsw) len() int { return len(h.keys) }
 
-func (h *hnsw) vec(i uint32) []float32 { return h.vecs[int(i)*h.dim : (int(i)+1)*h.dim] }
+func (h *hnsw) vec(i uint32) []float32 { return h.vecs[i] }
 
 func (h *hnsw) dist(q []float32, i uint32) float32 { return 1 - vek32.Dot(q, h.vec(i)) }
 
@@ -219,7 +219,7 @@ func sortCands(c []cand) {
 func (h *hnsw) add(key int64, v []float32) {
 	id := uint32(len(h.keys))
 	h.keys = append(h.keys, key)
-	h.vecs = append(h.vecs, v...)
+	h.vecs = append(h.vecs, v)
 	level := int(-math.Log(1-h.rng.Float64()) * h.ml)
 	h.levels = append(h.levels, make([][]uint32, level+1))
 	if h.entry < 0 {
@@ -239,11 +239,7 @@ func (h *hnsw) add(key int64, v []float32) {
 		for _, n := range neigh {
 			links := append(h.levels[n][l], id)
 			if len(links) > h.maxLinks(l) {
-				cs := make([]cand, len(links))
-				for i, x := range links {
-					cs[i] = cand{x, 1 - vek32.Dot(h.vec(n), h.vec(x))}
-				}
-				links = h.selectNeighbors(cs, h.maxLinks(l))
+				links = h.shrink(n, links, h.maxLinks(l))
 			}
 			h.levels[n][l] = links
 		}
@@ -251,6 +247,24 @@ func (h *hnsw) add(key int64, v []float32) {
 	if level > top {
 		h.entry = int32(id)
 	}
+}
+
+// shrink cuts an overflowing link list to its m nearest. Re-running the
+// selection heuristic here (as the paper does) cost a thousand distance
+// computations per neighbour per insert and cut build speed by 3x for no
+// measurable recall (BENCHMARKS.md); the heuristic still picks each new
+// node's own links.
+func (h *hnsw) shrink(n uint32, links []uint32, m int) []uint32 {
+	cs := make([]cand, len(links))
+	for i, x := range links {
+		cs[i] = cand{x, h.dist(h.vec(n), x)}
+	}
+	sortCands(cs)
+	out := links[:0]
+	for _, c := range cs[:m] {
+		out = append(out, c.id)
+	}
+	return out
 }
 
 // greedy walks layer l towards q from ep, one closest node at a time.
@@ -301,8 +315,10 @@ func (h *hnsw) writeTo(w io.Writer) error {
 	if err := binary.Write(bw, binary.LittleEndian, h.keys); err != nil {
 		return err
 	}
-	if err := binary.Write(bw, binary.LittleEndian, h.vecs); err != nil {
-		return err
+	for _, v := range h.vecs {
+		if err := binary.Write(bw, binary.LittleEndian, v); err != nil {
+			return err
+		}
 	}
 	for _, lv := range h.levels {
 		if err := binary.Write(bw, binary.LittleEndian, uint8(len(lv))); err != nil {
@@ -343,12 +359,16 @@ func readHNSW(r io.Reader) (*hnsw, error) {
 	h := newHNSW(int(dim), int(m), int(efc))
 	h.entry = entry
 	h.keys = make([]int64, n)
-	h.vecs = make([]float32, n*uint64(dim))
 	if err := binary.Read(br, binary.LittleEndian, h.keys); err != nil {
 		return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
 	}
-	if err := binary.Read(br, binary.LittleEndian, h.vecs); err != nil {
+	slab := make([]float32, n*uint64(dim)) // one allocation, in node order
+	if err := binary.Read(br, binary.LittleEndian, slab); err != nil {
 		return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
+	}
+	h.vecs = make([][]float32, n)
+	for i := range h.vecs {
+		h.vecs[i] = slab[i*int(dim) : (i+1)*int(dim) : (i+1)*int(dim)]
 	}
 	h.levels = make([][][]uint32, n)
 	for i := range h.levels {
