@@ -57,7 +57,7 @@ type Config struct {
 	RerankCandidates int `yaml:"rerank-candidates"`
 	// RerankBatchSize is how many pairs run through the model at once (0: all candidates).
 	RerankBatchSize int `yaml:"rerank-batch-size"`
-	// RerankMaxTokens caps query + passage tokens (0: 512 with ONNX Runtime, 256 on the Go backend).
+	// RerankMaxTokens caps query + passage tokens (0: 384 with ONNX Runtime, 256 on the Go backend).
 	RerankMaxTokens int `yaml:"rerank-max-tokens"`
 	// ONNXRuntimeLib is the path of libonnxruntime.so (empty: standard places).
 	ONNXRuntimeLib string `yaml:"onnxruntime-lib"`

@@ -250,7 +250,7 @@ func benchSearch(b *testing.B, files int) {
 		per := time.Since(start) / time.Duration(len(qs))
 		fmt.Printf("    %dk chunks, M=%d ef=%d: recall@10 %.3f, %.3f ms/query, %.0fx exact (%.2f ms)\n",
 			files*10/1000, graphM, ef, float64(found)/float64(10*len(qs)), float64(per.Microseconds())/1000, float64(exactPer)/float64(per), float64(exactPer.Microseconds())/1000)
-		if ef == 64 {
+		if ef == graphEfSearch {
 			b.ReportMetric(float64(found)/float64(10*len(qs)), "recall@10")
 			b.ReportMetric(float64(exactPer)/float64(per), "x-exact")
 		}

@@ -18,7 +18,7 @@ type rerankSetup struct {
 
 // Backend defaults, chosen so a turn stays usable: see BENCHMARKS.md.
 var backendDefaults = map[string]struct{ candidates, maxTokens int }{
-	"onnxruntime": {20, 512},
+	"onnxruntime": {20, 384},
 	"hugot":       {10, 256},
 }
 

@@ -1,0 +1,93 @@
+package rerank
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func copyModel(t *testing.T, dst string) {
+	t.Helper()
+	src := tinyModel(t)
+	os.MkdirAll(dst, 0o755)
+	for _, f := range []string{"model.onnx", "tokenizer.json", "special_tokens_map.json", "config.json"} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		if err := os.WriteFile(filepath.Join(dst, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestStore(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "models")}
+	ctx := context.Background()
+	if ms, err := s.List(); err != nil || len(ms) != 0 {
+		t.Fatalf("empty store: %v %v", ms, err)
+	}
+	if _, err := s.Find(DefaultORTModel); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("find: %v", err)
+	}
+
+	src := filepath.Join(t.TempDir(), "usb", "ms-marco-MiniLM-L-6-v2")
+	copyModel(t, src)
+	m, err := s.Import(ctx, src, DefaultORTModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != DefaultORTModel || len(m.SHA256) != 64 || m.Bytes == 0 {
+		t.Fatalf("installed %+v", m)
+	}
+	if dir, err := s.Find(DefaultORTModel); err != nil || dir != s.Path(DefaultORTModel) {
+		t.Fatalf("find: %q %v", dir, err)
+	}
+	// Importing again replaces it in place; nothing is left beside it.
+	if _, err := s.Import(ctx, src, DefaultORTModel); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(s.Dir)
+	if len(entries) != 1 {
+		t.Fatalf("store holds %d entries after a re-import", len(entries))
+	}
+	// A name is needed: from the folder when none is given.
+	if m, err := s.Import(ctx, src, ""); err != nil || m.Name != "ms-marco-MiniLM-L-6-v2" {
+		t.Fatalf("unnamed import: %+v %v", m, err)
+	}
+	if _, err := s.Import(ctx, src, "../evil"); err == nil {
+		t.Fatal("a path as a model name was accepted")
+	}
+	ms, _ := s.List()
+	if len(ms) != 2 {
+		t.Fatalf("list: %+v", ms)
+	}
+}
+
+func TestPull(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	// A download lays the ONNX file out in onnx/, as Hugging Face repos do.
+	dl := func(ctx context.Context, name, dest string) (string, error) {
+		dir := filepath.Join(dest, strings.ReplaceAll(name, "/", "_"))
+		copyModel(t, dir)
+		os.MkdirAll(filepath.Join(dir, "onnx"), 0o755)
+		return dir, os.Rename(filepath.Join(dir, "model.onnx"), filepath.Join(dir, "onnx", "model.onnx"))
+	}
+	m, err := s.Pull(context.Background(), DefaultHugotModel, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(m.Path, "model.onnx")); err != nil {
+		t.Fatal("the ONNX file was not moved beside the tokenizer")
+	}
+	// A failed download installs nothing.
+	_, err = s.Pull(context.Background(), "org/other", func(context.Context, string, string) (string, error) {
+		return "", errors.New("no route to huggingface.co")
+	})
+	if err == nil || !strings.Contains(err.Error(), "no route") {
+		t.Fatalf("failed pull: %v", err)
+	}
+	if ms, _ := s.List(); len(ms) != 1 {
+		t.Fatalf("store after a failed pull: %+v", ms)
+	}
+}
