@@ -25,8 +25,8 @@ type recorder struct {
 	vecs map[string][]float32
 }
 
-func (r *recorder) Model() string                          { return "bench-space" }
-func (r *recorder) Check(context.Context) (int, error)     { return r.s.Dim, nil }
+func (r *recorder) Model() string                      { return "bench-space" }
+func (r *recorder) Check(context.Context) (int, error) { return r.s.Dim, nil }
 func (r *recorder) EmbedQuery(_ context.Context, q string) ([]float32, error) {
 	return r.s.TextVec(q), nil
 }
