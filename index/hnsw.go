@@ -249,22 +249,16 @@ func (h *hnsw) add(key int64, v []float32) {
 	}
 }
 
-// shrink cuts an overflowing link list to its m nearest. Re-running the
-// selection heuristic here (as the paper does) cost a thousand distance
-// computations per neighbour per insert and cut build speed by 3x for no
-// measurable recall (BENCHMARKS.md); the heuristic still picks each new
-// node's own links.
+// shrink cuts an overflowing link list back to m with the same heuristic
+// that picks a new node's links. Keeping just the m nearest instead built
+// the graph 30% faster on 20k vectors but cost recall at 100k (0.949
+// against 0.980 at efSearch 128), for no gain in whole-build speed.
 func (h *hnsw) shrink(n uint32, links []uint32, m int) []uint32 {
 	cs := make([]cand, len(links))
 	for i, x := range links {
 		cs[i] = cand{x, h.dist(h.vec(n), x)}
 	}
-	sortCands(cs)
-	out := links[:0]
-	for _, c := range cs[:m] {
-		out = append(out, c.id)
-	}
-	return out
+	return h.selectNeighbors(cs, m)
 }
 
 // greedy walks layer l towards q from ep, one closest node at a time.
