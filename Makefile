@@ -28,6 +28,8 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
+	# hugot's pure-Go backend (GoMLX) races internally; its tests run here, without -race.
+	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid' ./rerank/ ./cmd/lore/
 
 # Benchmarks, not tests: about ten minutes on 2 cores. Results: BENCHMARKS.md.
 bench: ort

@@ -75,6 +75,9 @@ func TestSearchLexical(t *testing.T) {
 }
 
 func TestSearchHybridWithReranker(t *testing.T) {
+	if raceEnabled {
+		t.Skip("runs hugot, whose GoMLX backend races under -race; make test runs it without")
+	}
 	e := newEnv(t)
 	srv := ollamatest.New(t)
 	e.vars["OLLAMA_HOST"] = srv.URL
