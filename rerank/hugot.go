@@ -23,11 +23,7 @@ type hugotReranker struct {
 }
 
 func newHugot(opt Options) (Reranker, error) {
-	info, err := CheckModelDir(opt.ModelDir)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := newPairTokenizer(opt.ModelDir, opt.MaxTokens, info.MaxPositions)
+	info, tok, err := openModel(opt)
 	if err != nil {
 		return nil, err
 	}

@@ -78,11 +78,7 @@ func newORT(opt Options) (Reranker, error) {
 	if err := loadORT(opt.ORTLibrary); err != nil {
 		return nil, err
 	}
-	info, err := CheckModelDir(opt.ModelDir)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := newPairTokenizer(opt.ModelDir, opt.MaxTokens, info.MaxPositions)
+	info, tok, err := openModel(opt)
 	if err != nil {
 		return nil, err
 	}

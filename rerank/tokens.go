@@ -19,6 +19,17 @@ type pairTokenizer struct {
 	maxTokens int
 }
 
+// openModel validates opt's model folder and loads its tokenizer: the part
+// of opening a model both backends share.
+func openModel(opt Options) (ModelInfo, *pairTokenizer, error) {
+	info, err := CheckModelDir(opt.ModelDir)
+	if err != nil {
+		return info, nil, err
+	}
+	tok, err := newPairTokenizer(opt.ModelDir, opt.MaxTokens, info.MaxPositions)
+	return info, tok, err
+}
+
 func newPairTokenizer(dir string, maxTokens, maxPositions int) (*pairTokenizer, error) {
 	path := filepath.Join(dir, "tokenizer.json")
 	if _, err := os.Stat(path); err != nil {

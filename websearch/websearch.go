@@ -1,0 +1,112 @@
+// Package websearch asks a web search service for pages about a query:
+// Tavily (a hosted API) or a self-hosted SearXNG instance, for teams that
+// cannot send queries to a SaaS. It is only ever built in online mode.
+package websearch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Result is one web page found.
+type Result struct {
+	URL     string  `json:"url"`
+	Title   string  `json:"title"`
+	Content string  `json:"content"`
+	Score   float64 `json:"score"`
+}
+
+// Searcher finds pages for a query.
+type Searcher interface {
+	// Name is "tavily" or "searxng".
+	Name() string
+	Search(ctx context.Context, query string) ([]Result, error)
+}
+
+// ErrAuth means the service refused the credentials; ErrRateLimited that
+// it asked us to slow down; ErrUnavailable that it failed or was unreachable.
+var (
+	ErrAuth        = errors.New("web search refused the credentials")
+	ErrRateLimited = errors.New("web search rate limit reached")
+	ErrUnavailable = errors.New("web search unavailable")
+)
+
+// DialFunc dials a network address; tests and the offline guard wrap it.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func httpClient(timeout time.Duration, dial DialFunc) *http.Client {
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if dial != nil {
+		tr.DialContext = dial
+	}
+	return &http.Client{Timeout: timeout, Transport: tr}
+}
+
+// statusError turns an HTTP failure into an error that says what to do.
+// The body is included (trimmed) because services explain themselves there;
+// credentials are never part of it.
+func statusError(service string, resp *http.Response, hint401 string) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	msg := strings.TrimSpace(string(body))
+	var parsed struct {
+		Detail any    `json:"detail"`
+		Error  string `json:"error"`
+	}
+	if json.Unmarshal(body, &parsed) == nil {
+		switch {
+		case parsed.Error != "":
+			msg = parsed.Error
+		case parsed.Detail != nil:
+			if d, ok := parsed.Detail.(map[string]any); ok && d["error"] != nil {
+				msg = fmt.Sprint(d["error"])
+			} else {
+				msg = fmt.Sprint(parsed.Detail)
+			}
+		}
+	}
+	if strings.HasPrefix(strings.TrimSpace(msg), "<") {
+		msg = "" // an HTML error page says nothing useful on one line
+	}
+	if msg != "" {
+		msg = ": " + firstLine(msg)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w: %s answered %d%s (%s)", ErrAuth, service, resp.StatusCode, msg, hint401)
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == 432 || resp.StatusCode == 433:
+		return fmt.Errorf("%w: %s answered %d%s (wait, or check your plan's limits)", ErrRateLimited, service, resp.StatusCode, msg)
+	case resp.StatusCode >= 500:
+		return fmt.Errorf("%w: %s answered %d%s (try again later)", ErrUnavailable, service, resp.StatusCode, msg)
+	}
+	return fmt.Errorf("%s answered %d%s", service, resp.StatusCode, msg)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// transportError explains a request that got no answer.
+func transportError(service, host string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: %s at %s did not answer in time", ErrUnavailable, service, host)
+	}
+	return fmt.Errorf("%w: cannot reach %s at %s: %v", ErrUnavailable, service, host, errors.Unwrap(err))
+}
