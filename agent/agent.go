@@ -1,0 +1,486 @@
+// Package agent answers a question from retrieved sources: an explicit
+// state machine (condense → retrieve → rerank → route → web → generate)
+// that reports typed events on a channel and never touches a terminal.
+// It declares the small interfaces it needs; cmd/lore plugs in the index,
+// the reranker, the web searcher and the Ollama client.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Mode is offline (documents only; the Ollama host is the only peer) or
+// online (a web search when the documents do not answer).
+type Mode string
+
+const (
+	Offline Mode = "offline"
+	Online  Mode = "online"
+)
+
+// Message is one turn of conversation history.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content string
+}
+
+// Passage is a retrieved chunk.
+type Passage struct {
+	Root, Path  string
+	Start, End  int
+	Heading     string
+	Text        string
+	Score       float64 // fused retrieval score
+	LexicalRank int     // 0 when BM25 did not find it
+	VectorRank  int     // 0 when the vector search did not
+}
+
+// Scored is a reranker's verdict on passage Index.
+type Scored struct {
+	Index int
+	Score float32
+}
+
+// WebResult is a page a web search found.
+type WebResult struct {
+	URL, Title, Content string
+	Score               float64
+}
+
+// Retriever finds candidate passages, best first.
+type Retriever interface {
+	Retrieve(ctx context.Context, query string, n int) ([]Passage, error)
+}
+
+// Reranker scores passages for a query, best first (raw logits).
+type Reranker interface {
+	Rerank(ctx context.Context, query string, passages []string) ([]Scored, error)
+}
+
+// WebSearcher searches the web; nil in offline mode.
+type WebSearcher interface {
+	Name() string
+	Search(ctx context.Context, query string) ([]WebResult, error)
+}
+
+// ChatClient is the part of *api.Client the agent uses.
+type ChatClient interface {
+	Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error
+}
+
+// Config tunes the agent.
+type Config struct {
+	Model        string
+	NumCtx       int     // the model's context window, in tokens
+	AnswerTokens int     // kept free for the answer
+	Temperature  float64 // sampling temperature
+	KeepAlive    time.Duration
+	Mode         Mode
+	Threshold    float32 // best rerank logit needed to answer from the docs
+	Candidates   int     // passages retrieved for reranking
+	TopK         int     // passages given to the model
+	HistoryTurns int     // past exchanges sent along
+}
+
+func (c *Config) defaults() {
+	if c.NumCtx <= 0 {
+		c.NumCtx = 8192
+	}
+	if c.AnswerTokens <= 0 {
+		c.AnswerTokens = 1024
+	}
+	if c.Mode == "" {
+		c.Mode = Offline
+	}
+	if c.Candidates <= 0 {
+		c.Candidates = 20
+	}
+	if c.TopK <= 0 {
+		c.TopK = 5
+	}
+	if c.HistoryTurns <= 0 {
+		c.HistoryTurns = 4
+	}
+}
+
+// Agent answers turns. Reranker, Web and Chat may be nil: no reranking,
+// offline, and sources-only (no model reachable) respectively.
+type Agent struct {
+	Config    Config
+	Retriever Retriever
+	Reranker  Reranker
+	Web       WebSearcher
+	Chat      ChatClient
+}
+
+// Turn is one question.
+type Turn struct {
+	Question string
+	Context  string // extra material (stdin, a file) placed before the question
+	History  []Message
+}
+
+// Result is everything a turn produced.
+type Result struct {
+	Question       string
+	Standalone     string
+	Route          Route
+	Mode           Mode
+	Model          string
+	BestScore      *float32
+	Sources        []Source
+	Answer         string
+	Invalid        []int // [n] markers pointing at no source
+	Notice         string
+	Timings        map[Stage]time.Duration
+	FirstToken     time.Duration
+	Total          time.Duration
+	PromptTokens   int
+	AnswerTokens   int
+	DoneReason     string
+	RoutedOnSignal string // what routing was decided on
+}
+
+// NotInDocs is the answer of route none.
+const NotInDocs = "The documents do not cover this. The closest passages are listed below."
+
+// Run answers turn on a goroutine of its own and returns its events; the
+// channel closes after the final Done, Failed or Cancelled. Cancelling ctx
+// stops the turn and keeps what streamed.
+func (a *Agent) Run(ctx context.Context, turn Turn) <-chan Event {
+	events := make(chan Event, 64)
+	go func() {
+		defer close(events)
+		r := &run{a: a, cfg: a.Config, events: events, ctx: ctx}
+		r.cfg.defaults()
+		r.do(turn)
+	}()
+	return events
+}
+
+type run struct {
+	a       *Agent
+	cfg     Config
+	ctx     context.Context
+	events  chan<- Event
+	res     Result
+	started time.Time
+}
+
+// emit delivers an event unless the consumer is gone. Final events are
+// always delivered: the channel has room, and the consumer reads to the end.
+func (r *run) emit(e Event) {
+	switch e.(type) {
+	case Done, Failed, Cancelled:
+		r.events <- e
+		return
+	}
+	select {
+	case r.events <- e:
+	case <-r.ctx.Done():
+	}
+}
+
+// stage times fn as one node of the state machine.
+func (r *run) stage(s Stage, fn func() error) error {
+	r.emit(StageStarted{s})
+	start := time.Now()
+	err := fn()
+	d := time.Since(start)
+	r.res.Timings[s] = d
+	r.emit(StageFinished{s, d})
+	return err
+}
+
+func (r *run) finish(err error) {
+	r.res.Total = time.Since(r.started)
+	if len(r.res.Sources) > 0 && r.res.Answer != "" {
+		cited, invalid := Citations(r.res.Answer, r.res.Sources)
+		for _, n := range cited {
+			r.res.Sources[n-1].Cited = true
+		}
+		r.res.Invalid = invalid
+	}
+	switch {
+	case err == nil:
+		r.emit(Done{r.res})
+	case errors.Is(err, context.Canceled) || r.ctx.Err() != nil:
+		r.emit(Cancelled{r.res})
+	default:
+		r.emit(Failed{Err: err, Result: r.res})
+	}
+}
+
+func (r *run) do(turn Turn) {
+	r.started = time.Now()
+	r.res = Result{Question: turn.Question, Standalone: turn.Question, Mode: r.cfg.Mode, Model: r.cfg.Model, Timings: map[Stage]time.Duration{}}
+	if r.a.Chat == nil {
+		r.res.Model = ""
+	}
+
+	// 1. condense: rewrite a follow-up as a standalone query.
+	if r.a.Chat != nil && needsCondense(turn.Question, turn.History) {
+		err := r.stage(StageCondense, func() error {
+			q, err := r.condense(turn)
+			if err == nil && q != "" {
+				r.res.Standalone = q
+			}
+			return err
+		})
+		if r.ctx.Err() != nil {
+			r.finish(r.ctx.Err())
+			return
+		}
+		if err != nil {
+			r.res.Notice = "could not rewrite the follow-up, searched with it as asked: " + err.Error()
+		}
+	}
+
+	// 2. retrieve and rerank.
+	var passages []Passage
+	if err := r.stage(StageRetrieve, func() error {
+		var err error
+		passages, err = r.a.Retriever.Retrieve(r.ctx, r.res.Standalone, r.cfg.Candidates)
+		return err
+	}); err != nil {
+		r.finish(fmt.Errorf("retrieve: %w", err))
+		return
+	}
+	var scores []Scored
+	if r.a.Reranker != nil && len(passages) > 0 {
+		if err := r.stage(StageRerank, func() error {
+			texts := make([]string, len(passages))
+			for i, p := range passages {
+				texts[i] = p.Heading + "\n" + p.Text
+			}
+			var err error
+			scores, err = r.a.Reranker.Rerank(r.ctx, r.res.Standalone, texts)
+			return err
+		}); err != nil {
+			r.finish(fmt.Errorf("rerank: %w", err))
+			return
+		}
+	}
+	r.res.Sources = docSources(passages, scores, r.cfg.TopK)
+	if len(scores) > 0 {
+		best := scores[0].Score
+		r.res.BestScore = &best
+	}
+
+	// 3. route.
+	var route Route
+	r.stage(StageRoute, func() error {
+		route = r.route(passages, scores)
+		return nil
+	})
+
+	// 4. web search, online only.
+	if route == RouteWeb {
+		var found []WebResult
+		err := r.stage(StageWeb, func() error {
+			var err error
+			found, err = r.a.Web.Search(r.ctx, r.res.Standalone)
+			return err
+		})
+		switch {
+		case r.ctx.Err() != nil:
+			r.finish(r.ctx.Err())
+			return
+		case err != nil:
+			// A web failure never loses the answer: fall back to the docs.
+			r.addNotice("web search failed, answering from the documents: " + err.Error())
+			route = RouteDocs
+		case len(found) == 0:
+			r.addNotice("the web search found nothing, answering from the documents")
+			route = RouteDocs
+		default:
+			r.res.Sources = webSources(found, r.cfg.TopK)
+		}
+	}
+	if r.a.Chat == nil && route != RouteNone {
+		route = RouteSourcesOnly
+		r.addNotice("no language model reachable: showing the best passages only")
+	}
+	r.res.Route = route
+	r.emit(SourcesChosen{Route: route, Sources: r.res.Sources, Notice: r.res.Notice})
+
+	// 5. generate.
+	switch route {
+	case RouteNone:
+		r.res.Answer = NotInDocs
+		r.finish(nil)
+		return
+	case RouteSourcesOnly:
+		r.finish(nil)
+		return
+	}
+	r.finish(r.stage(StageGenerate, func() error { return r.generate(turn) }))
+}
+
+func (r *run) addNotice(n string) {
+	if r.res.Notice != "" {
+		r.res.Notice += "; "
+	}
+	r.res.Notice += n
+}
+
+// route decides where the answer comes from. With a reranker: the docs when
+// the best logit reaches the threshold. Without one, the documented
+// fallback signal is retrieval agreement: the best passage was found by
+// both BM25 and the vector search (or, in a lexical-only index, by BM25).
+func (r *run) route(passages []Passage, scores []Scored) Route {
+	confident := false
+	switch {
+	case len(passages) == 0:
+		r.res.RoutedOnSignal = "no passages found"
+	case len(scores) > 0:
+		confident = scores[0].Score >= r.cfg.Threshold
+		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", scores[0].Score, r.cfg.Threshold)
+	default:
+		top := passages[0]
+		lexicalOnly := true
+		for _, p := range passages {
+			if p.VectorRank > 0 {
+				lexicalOnly = false
+			}
+		}
+		confident = top.LexicalRank > 0 && (lexicalOnly || top.VectorRank > 0)
+		r.res.RoutedOnSignal = "no reranker: retrieval agreement (the best passage found by both keyword and vector search)"
+	}
+	switch {
+	case confident:
+		return RouteDocs
+	case r.cfg.Mode == Online && r.a.Web != nil:
+		return RouteWeb
+	}
+	return RouteNone
+}
+
+// docSources orders passages by rerank score (when given) and numbers the
+// best k.
+func docSources(passages []Passage, scores []Scored, k int) []Source {
+	order := make([]int, 0, len(passages))
+	rer := map[int]float32{}
+	if len(scores) > 0 {
+		for _, s := range scores {
+			order = append(order, s.Index)
+			rer[s.Index] = s.Score
+		}
+	} else {
+		for i := range passages {
+			order = append(order, i)
+		}
+	}
+	var out []Source
+	for _, i := range order {
+		if len(out) == k || i < 0 || i >= len(passages) {
+			continue
+		}
+		p := passages[i]
+		src := Source{N: len(out) + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text, Score: p.Score}
+		if s, ok := rer[i]; ok {
+			src.Rerank = &s
+		}
+		out = append(out, src)
+	}
+	return out
+}
+
+func webSources(found []WebResult, k int) []Source {
+	var out []Source
+	for _, w := range found {
+		if len(out) == k {
+			break
+		}
+		out = append(out, Source{N: len(out) + 1, URL: w.URL, Title: w.Title, Text: w.Content, Score: w.Score})
+	}
+	return out
+}
+
+// condense asks the model for a standalone query.
+func (r *run) condense(turn Turn) (string, error) {
+	msgs := []api.Message{{Role: "system", Content: condensePrompt}}
+	for _, m := range window(turn.History, r.cfg.HistoryTurns) {
+		msgs = append(msgs, api.Message{Role: m.Role, Content: truncate(m.Content, 1500)})
+	}
+	msgs = append(msgs, api.Message{Role: "user", Content: turn.Question})
+	var b strings.Builder
+	stream := false
+	err := r.a.Chat.Chat(r.ctx, &api.ChatRequest{Model: r.cfg.Model, Messages: msgs, Stream: &stream, Options: map[string]any{"temperature": 0, "num_ctx": r.cfg.NumCtx, "num_predict": 64}},
+		func(resp api.ChatResponse) error { b.WriteString(resp.Message.Content); return nil })
+	q := strings.Trim(strings.TrimSpace(firstLine(b.String())), `"'`)
+	return q, err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// window keeps the last n exchanges (2n messages) of the history.
+func window(h []Message, n int) []Message {
+	if len(h) > 2*n {
+		return h[len(h)-2*n:]
+	}
+	return h
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:cutUTF8(s, n)] + "…"
+}
+
+// generate streams the answer. The sources fill what the context window
+// leaves after the system prompt, the history, the question and the room
+// kept for the answer.
+func (r *run) generate(turn Turn) error {
+	history := window(turn.History, r.cfg.HistoryTurns)
+	question := turn.Question
+	if turn.Context != "" {
+		question = "Context from the user:\n" + truncate(turn.Context, r.cfg.NumCtx*charsPerToken/4) + "\n\nQuestion: " + turn.Question
+	}
+	used := len(systemPrompt) + len(question) + 200
+	for _, m := range history {
+		used += min(len(m.Content), 1500)
+	}
+	budget := (r.cfg.NumCtx-r.cfg.AnswerTokens)*charsPerToken - used
+	block, n := buildSources(r.res.Sources, max(budget, 1000))
+	r.res.Sources = r.res.Sources[:n]
+
+	msgs := []api.Message{{Role: "system", Content: systemPrompt}}
+	for _, m := range history {
+		msgs = append(msgs, api.Message{Role: m.Role, Content: truncate(m.Content, 1500)})
+	}
+	msgs = append(msgs, api.Message{Role: "user", Content: block + "\n\n" + question})
+	req := &api.ChatRequest{Model: r.cfg.Model, Messages: msgs, Options: map[string]any{"num_ctx": r.cfg.NumCtx, "temperature": r.cfg.Temperature}}
+	if r.cfg.KeepAlive > 0 {
+		req.KeepAlive = &api.Duration{Duration: r.cfg.KeepAlive}
+	}
+	start := time.Now()
+	var answer strings.Builder
+	err := r.a.Chat.Chat(r.ctx, req, func(resp api.ChatResponse) error {
+		if tok := resp.Message.Content; tok != "" {
+			if answer.Len() == 0 {
+				r.res.FirstToken = time.Since(start)
+			}
+			answer.WriteString(tok)
+			r.res.Answer = answer.String()
+			r.emit(Token{tok})
+		}
+		if resp.Done {
+			r.res.DoneReason = resp.DoneReason
+			r.res.PromptTokens, r.res.AnswerTokens = resp.PromptEvalCount, resp.EvalCount
+		}
+		return r.ctx.Err()
+	})
+	r.res.Answer = answer.String()
+	return err
+}
