@@ -220,9 +220,6 @@ func (r *run) finish(err error) {
 func (r *run) do(turn Turn) {
 	r.started = time.Now()
 	r.res = Result{Question: turn.Question, Standalone: turn.Question, Mode: r.cfg.Mode, Model: r.cfg.Model, Timings: map[Stage]time.Duration{}}
-	if r.a.Chat == nil {
-		r.res.Model = ""
-	}
 
 	// 1. condense: rewrite a follow-up as a standalone query.
 	if r.a.Chat != nil && needsCondense(turn.Question, turn.History) {
@@ -302,6 +299,11 @@ func (r *run) do(turn Turn) {
 		default:
 			r.res.Sources = webSources(found, r.cfg.TopK)
 		}
+	}
+	if route == RouteNone && turn.Context != "" && r.a.Chat != nil {
+		// The user handed over material to ask about: it is a source too.
+		route = RouteDocs
+		r.addNotice("the documents do not cover this well; answering from the context you gave")
 	}
 	if r.a.Chat == nil && route != RouteNone {
 		route = RouteSourcesOnly

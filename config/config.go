@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -62,6 +63,27 @@ type Config struct {
 	// ONNXRuntimeLib is the path of libonnxruntime.so (empty: standard places).
 	ONNXRuntimeLib string `yaml:"onnxruntime-lib"`
 
+	// Mode is offline (the Ollama host is the only network peer) or online
+	// (a web search when the documents do not answer).
+	Mode string `yaml:"mode"`
+	// ChatModel is the Ollama model that writes answers.
+	ChatModel string `yaml:"chat-model"`
+	// NumCtx is the chat model's context window in tokens.
+	NumCtx int `yaml:"num-ctx"`
+	// Temperature is the chat model's sampling temperature.
+	Temperature float64 `yaml:"temperature"`
+	// KeepAlive is how long Ollama keeps the model loaded after a turn.
+	KeepAlive string `yaml:"keep-alive"`
+	// WebFallbackThreshold is the best rerank logit below which online mode
+	// searches the web (and offline mode says "not in the docs").
+	WebFallbackThreshold float64 `yaml:"web-fallback-threshold"`
+	// WebProvider is tavily or searxng.
+	WebProvider string `yaml:"web-provider"`
+	// TavilyAPIKey is also read from TAVILY_API_KEY. It is never logged.
+	TavilyAPIKey string `yaml:"tavily-api-key"`
+	// SearXNGURL is a self-hosted SearXNG instance.
+	SearXNGURL string `yaml:"searxng-url"`
+
 	// Paths, not settable by file: they come from XDG variables.
 	DataDir  string `yaml:"-"`
 	StateDir string `yaml:"-"`
@@ -82,6 +104,12 @@ func Defaults() Config {
 		SearchDepth:    50,
 		RRFK:           60,
 		Reranker:       "auto",
+		Mode:           "offline",
+		ChatModel:      "llama3.2:3b",
+		NumCtx:         8192,
+		Temperature:    0.2,
+		KeepAlive:      "5m",
+		WebProvider:    "tavily",
 	}
 }
 
@@ -121,6 +149,9 @@ func Load(file string, env func(string) string, flags Flags) (Config, error) {
 	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
 	if c.ONNXRuntimeLib == "" {
 		c.ONNXRuntimeLib = env("LORE_ONNXRUNTIME_LIB")
+	}
+	if c.TavilyAPIKey == "" {
+		c.TavilyAPIKey = env("TAVILY_API_KEY")
 	}
 	return c, c.Validate()
 }
@@ -264,6 +295,19 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rerank-batch-size: %d is outside 0..256", c.RerankBatchSize)
 	case c.RerankMaxTokens != 0 && (c.RerankMaxTokens < 16 || c.RerankMaxTokens > 8192):
 		return fmt.Errorf("rerank-max-tokens: %d is outside 16..8192", c.RerankMaxTokens)
+	case c.Mode != "offline" && c.Mode != "online":
+		return fmt.Errorf("mode: %q is not offline or online", c.Mode)
+	case c.ChatModel == "":
+		return errors.New("chat-model: empty: name an Ollama chat model such as llama3.2:3b")
+	case c.NumCtx < 512 || c.NumCtx > 1<<20:
+		return fmt.Errorf("num-ctx: %d is outside 512..1048576", c.NumCtx)
+	case c.Temperature < 0 || c.Temperature > 2:
+		return fmt.Errorf("temperature: %g is outside 0..2", c.Temperature)
+	case c.WebProvider != "tavily" && c.WebProvider != "searxng":
+		return fmt.Errorf("web-provider: %q is not tavily or searxng", c.WebProvider)
+	}
+	if _, err := time.ParseDuration(c.KeepAlive); err != nil {
+		return fmt.Errorf("keep-alive: %q is not a duration like 5m", c.KeepAlive)
 	}
 	if _, err := ParseOllamaHost(c.OllamaHost); err != nil {
 		return fmt.Errorf("ollama-host: %w", err)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -70,11 +71,11 @@ func (e *OllamaEmbedder) Model() string { return e.model }
 // Check asks the server whether it answers and has the model, then embeds
 // one probe to learn the dimension.
 func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
-	if err := e.client.Heartbeat(ctx); err != nil {
-		return 0, ollama.Explain(err, e.host, e.model)
-	}
-	if _, err := e.client.Show(ctx, &api.ShowRequest{Model: e.model}); err != nil {
-		return 0, fmt.Errorf("%w (or index without embeddings: --embedder none)", ollama.Explain(err, e.host, e.model))
+	if err := ollama.Check(ctx, e.client, e.host, e.model); err != nil {
+		if errors.Is(err, ollama.ErrModelMissing) {
+			err = fmt.Errorf("%w (or index without embeddings: --embedder none)", err)
+		}
+		return 0, err
 	}
 	v, err := e.embed(ctx, []string{"dimension probe"})
 	if err != nil {

@@ -70,7 +70,7 @@ func newEmbedder(cfg config.Config) (index.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return index.NewOllamaEmbedder(ollama.NewClient(host, nil), host.String(), cfg.EmbedModel), nil
+	return index.NewOllamaEmbedder(ollama.NewClient(host, dialer()), host.String(), cfg.EmbedModel), nil
 }
 
 func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, streams *ioStreams) error {

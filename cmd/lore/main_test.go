@@ -39,9 +39,15 @@ type run struct {
 
 func (e *env) run(tty bool, args ...string) run {
 	e.t.Helper()
+	return e.runIn("", tty, args...)
+}
+
+// runIn runs lore with stdin as a pipe holding stdin.
+func (e *env) runIn(stdin string, tty bool, args ...string) run {
+	e.t.Helper()
 	var out, errb bytes.Buffer
 	streams := &ioStreams{
-		In: strings.NewReader(""), Out: &out, Err: &errb,
+		In: strings.NewReader(stdin), Out: &out, Err: &errb,
 		OutTTY: tty, ErrTTY: tty,
 		Getenv:   func(k string) string { return e.vars[k] },
 		ErrWidth: func() int { return 100 },

@@ -75,6 +75,10 @@ func Main(args []string, streams *ioStreams) int {
 	if err == nil {
 		return exitOK
 	}
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code) // the command already said what happened
+	}
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")
 		return exitCancelled
@@ -128,7 +132,8 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.String("ollama-host", "", "Ollama address (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
-	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newModelsCmd(g, streams), newVersionCmd(streams))
+	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
+		newModelsCmd(g, streams), newVersionCmd(streams))
 	return root
 }
 

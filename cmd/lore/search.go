@@ -83,6 +83,10 @@ type searcher struct {
 }
 
 func openSearcher(ctx context.Context, cfg config.Config, noRerank bool, notice func(string)) (*searcher, error) {
+	return openSearcherDial(ctx, cfg, noRerank, notice, dialer())
+}
+
+func openSearcherDial(ctx context.Context, cfg config.Config, noRerank bool, notice func(string), dial ollama.DialFunc) (*searcher, error) {
 	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
 	if err != nil {
 		return nil, err
@@ -94,7 +98,7 @@ func openSearcher(ctx context.Context, cfg config.Config, noRerank bool, notice 
 			ix.Close()
 			return nil, err
 		}
-		s.emb = index.NewOllamaEmbedder(ollama.NewClient(host, nil), host.String(), model)
+		s.emb = index.NewOllamaEmbedder(ollama.NewClient(host, dial), host.String(), model)
 	} else {
 		notice("lexical search only: the index was built with --embedder none")
 	}
@@ -127,17 +131,23 @@ type searchResult struct {
 	Total   time.Duration
 }
 
-// search retrieves candidates and reranks them, returning the best k.
-func (s *searcher) search(ctx context.Context, query string, k int) (searchResult, error) {
-	start := time.Now()
-	opt := index.SearchOptions{Limit: max(k, s.rr.candidates), Depth: s.cfg.SearchDepth, RRFK: s.cfg.RRFK, Embedder: s.emb}
+// retrieve runs hybrid retrieval for n candidates. Without Ollama the
+// query cannot be embedded; keyword search still works, and says so.
+func (s *searcher) retrieve(ctx context.Context, query string, n int) (index.Results, error) {
+	opt := index.SearchOptions{Limit: n, Depth: s.cfg.SearchDepth, RRFK: s.cfg.RRFK, Embedder: s.emb}
 	res, err := s.ix.Search(ctx, query, opt)
 	if err != nil && s.emb != nil && errors.Is(err, ollama.ErrUnreachable) {
-		// Without Ollama the query cannot be embedded; keyword search still works.
 		s.notice("Ollama is not reachable, so this is lexical search only: " + firstLine(err.Error()))
 		s.emb, opt.Embedder = nil, nil
 		res, err = s.ix.Search(ctx, query, opt)
 	}
+	return res, err
+}
+
+// search retrieves candidates and reranks them, returning the best k.
+func (s *searcher) search(ctx context.Context, query string, k int) (searchResult, error) {
+	start := time.Now()
+	res, err := s.retrieve(ctx, query, max(k, s.rr.candidates))
 	if err != nil {
 		return searchResult{}, err
 	}

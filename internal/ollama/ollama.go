@@ -105,3 +105,21 @@ func Retry(ctx context.Context, attempts int, fn func() error) error {
 	}
 	return err
 }
+
+// Checker is the part of *api.Client that Check uses.
+type Checker interface {
+	Heartbeat(ctx context.Context) error
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+}
+
+// Check makes sure the server answers and has model, with errors that say
+// how to fix either.
+func Check(ctx context.Context, c Checker, host, model string) error {
+	if err := c.Heartbeat(ctx); err != nil {
+		return Explain(err, host, model)
+	}
+	if _, err := c.Show(ctx, &api.ShowRequest{Model: model}); err != nil {
+		return Explain(err, host, model)
+	}
+	return nil
+}

@@ -29,6 +29,42 @@ type Server struct {
 	mu     sync.Mutex
 	inputs [][]string
 	delay  time.Duration
+	chats  []ChatRequest
+	script ChatScript
+}
+
+// ChatScript says how /api/chat answers.
+type ChatScript struct {
+	Tokens     []string      // streamed one per line
+	FailAfter  int           // after this many tokens, an error object (0: never)
+	HTML502    bool          // answer a proxy's HTML error page instead
+	FirstDelay time.Duration // wait before the first token
+	Hang       bool          // after the first token, wait for the client to go away
+}
+
+// ChatRequest is what a client sent to /api/chat.
+type ChatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Stream  *bool          `json:"stream"`
+	Options map[string]any `json:"options"`
+}
+
+// SetChat scripts the following /api/chat answers.
+func (s *Server) SetChat(c ChatScript) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = c
+}
+
+// Chats returns the /api/chat requests so far.
+func (s *Server) Chats() []ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ChatRequest(nil), s.chats...)
 }
 
 // SetDelay stalls every /api/embed response by d from now on.
@@ -41,7 +77,8 @@ func (s *Server) SetDelay(d time.Duration) {
 // New starts a fake with nomic-embed-text (8 dimensions) and all-minilm (4)
 // installed; it stops when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{Models: map[string]int{"nomic-embed-text:latest": 8, "all-minilm:latest": 4}}
+	s := &Server{Models: map[string]int{"nomic-embed-text:latest": 8, "all-minilm:latest": 4, "llama3.2:3b": 0},
+		script: ChatScript{Tokens: []string{"Use ", "WithTimeout", " [1]."}}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -98,6 +135,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"modelfile":"","parameters":"","template":"{{ .Prompt }}","details":{"format":"gguf","family":"nomic-bert"}}`))
 	case "/api/embed":
 		s.embed(w, r)
+	case "/api/chat":
+		s.chat(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -177,4 +216,61 @@ func Vector(text string, dim int) []float32 {
 		v[i] /= float32(math.Sqrt(norm))
 	}
 	return v
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req ChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.chats = append(s.chats, req)
+	script := s.script
+	s.mu.Unlock()
+	if _, ok := s.model(req.Model); !ok {
+		writeError(w, http.StatusNotFound, `model "`+req.Model+`" not found, try pulling it first`)
+		return
+	}
+	if script.HTML502 {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		w.Write([]byte("<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"))
+		return
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	if req.Stream != nil && !*req.Stream {
+		json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "created_at": now, "done": true, "done_reason": "stop",
+			"message": map[string]string{"role": "assistant", "content": strings.Join(script.Tokens, "")}, "prompt_eval_count": 10, "eval_count": len(script.Tokens)})
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	select {
+	case <-time.After(script.FirstDelay):
+	case <-r.Context().Done():
+		return
+	}
+	for i, tok := range script.Tokens {
+		if script.FailAfter > 0 && i == script.FailAfter {
+			enc.Encode(map[string]string{"error": "an error was encountered while running the model: unexpected EOF"})
+			flusher.Flush()
+			return
+		}
+		enc.Encode(map[string]any{"model": req.Model, "created_at": now, "done": false, "message": map[string]string{"role": "assistant", "content": tok}})
+		flusher.Flush()
+		if script.Hang && i == 0 {
+			<-r.Context().Done()
+			return
+		}
+	}
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(m.Content) / 4
+	}
+	enc.Encode(map[string]any{"model": req.Model, "created_at": now, "done": true, "done_reason": "stop",
+		"message": map[string]string{"role": "assistant", "content": ""}, "total_duration": 1234567, "load_duration": 2345,
+		"prompt_eval_count": prompt, "prompt_eval_duration": 1000, "eval_count": len(script.Tokens), "eval_duration": 1000})
+	flusher.Flush()
 }

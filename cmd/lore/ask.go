@@ -1,0 +1,508 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/glamour/v2"
+	"github.com/spf13/cobra"
+
+	"lore/agent"
+	"lore/config"
+	"lore/internal/ollama"
+	"lore/rerank"
+	"lore/session"
+	"lore/websearch"
+)
+
+// Exit codes of lore ask, beyond the common ones.
+const (
+	exitNotInDocs   = 3
+	exitSourcesOnly = 4
+)
+
+type askOptions struct {
+	question    string
+	contextFile string
+	sessionID   string
+	k           int
+	noRerank    bool
+	json        bool
+	verbose     bool
+	online      bool
+}
+
+func newAskCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &askOptions{}
+	cmd := &cobra.Command{
+		Use:   "ask [QUESTION]",
+		Short: "Answer one question from the index, with citations",
+		Long: `Answer a question from your documents: retrieve, rerank, and stream a grounded
+answer from the Ollama chat model with [n] citations.
+
+The question comes from the arguments, or from stdin when there are none. With
+both, stdin is extra context (a file, a selection) placed before the question.
+
+Exit codes: 0 answered from sources, 1 error, 2 usage, 3 no confident answer
+(not in the docs), 4 sources only (no language model reachable), 130 cancelled.`,
+		Example: `  lore ask "how do I cancel a context after a timeout?"
+  echo "why does this fail?" | lore ask --json
+  git diff | lore ask "what does this change break?"
+  lore ask --context-file main.go:10-40 "what does this function do?"
+  lore ask --online "what changed in Go 1.26?"
+  lore ask --session 3f9a1c0e2b7d "and on Windows?"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			if opts.online {
+				cfg.Mode = "online"
+			}
+			if m, _ := cmd.Flags().GetString("model"); m != "" {
+				cfg.ChatModel = m
+			}
+			if !cmd.Flags().Changed("k") {
+				opts.k = cfg.TopK
+			}
+			opts.question = strings.TrimSpace(strings.Join(args, " "))
+			code, err := runAsk(cmd.Context(), cfg, opts, streams)
+			if err != nil {
+				return err
+			}
+			if code != exitOK {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.String("mode", "offline", "offline (only the Ollama host) or online (web search when the docs do not answer)")
+	f.BoolVar(&opts.online, "online", false, "same as --mode online")
+	f.String("chat-model", "llama3.2:3b", "Ollama chat model")
+	f.StringP("model", "m", "", "same as --chat-model")
+	f.IntVarP(&opts.k, "k", "k", 5, "sources given to the model")
+	f.BoolVar(&opts.noRerank, "no-rerank", false, "do not run the cross-encoder")
+	f.StringVar(&opts.sessionID, "session", "", "continue a saved conversation")
+	f.BoolVar(&opts.json, "json", false, "print one JSON object")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "status and timings on stderr even when it is not a terminal")
+	f.StringVar(&opts.contextFile, "context-file", "", "FILE[:START-END] placed before the question as context")
+	return cmd
+}
+
+// exitCode is an outcome that is not an error but has its own exit code.
+type exitCode int
+
+func (e exitCode) Error() string { return "exit " + strconv.Itoa(int(e)) }
+
+func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *ioStreams) (int, error) {
+	extra, err := askInput(opts, streams)
+	if err != nil {
+		return exitUsage, err
+	}
+	if opts.question == "" {
+		return exitUsage, usageError{errors.New("no question: lore ask \"...\" or pipe it on stdin")}
+	}
+	status := newStatus(streams, opts.verbose && !opts.json || streams.ErrTTY && !opts.json)
+	s, err := openSearcherDial(ctx, cfg, opts.noRerank, status.note, dialer())
+	if err != nil {
+		return exitError, err
+	}
+	defer s.Close()
+
+	a := &agent.Agent{
+		Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
+			Threshold: float32(cfg.WebFallbackThreshold), Candidates: s.rr.candidates, TopK: opts.k},
+		Retriever: retrieverAdapter{s},
+	}
+	a.Config.KeepAlive, _ = time.ParseDuration(cfg.KeepAlive)
+	if _, none := s.rr.r.(rerank.None); !none {
+		a.Reranker = rerankerAdapter{s.rr.r}
+	}
+	host, err := config.ParseOllamaHost(cfg.OllamaHost)
+	if err != nil {
+		return exitError, err
+	}
+	client := ollama.NewClient(host, dialer())
+	switch err := ollama.Check(ctx, client, host.String(), cfg.ChatModel); {
+	case err == nil:
+		a.Chat = client
+	case errors.Is(err, ollama.ErrUnreachable):
+		status.note(firstLine(err.Error()))
+	default:
+		return exitError, err
+	}
+	// Offline mode builds no web client at all.
+	if cfg.Mode == "online" {
+		web, err := newWebSearcher(cfg)
+		if err != nil {
+			status.note("online mode without a web search: " + err.Error())
+		} else {
+			a.Web = webAdapter{web}
+		}
+	}
+
+	var history []agent.Message
+	sessions, err := session.Open(filepath.Join(cfg.DataDir, "sessions.db"))
+	if err != nil {
+		return exitError, err
+	}
+	defer sessions.Close()
+	id := opts.sessionID
+	if id != "" {
+		se, err := sessions.Get(ctx, id)
+		if err != nil {
+			return exitError, err
+		}
+		for _, t := range se.Turns {
+			history = append(history, agent.Message{Role: "user", Content: t.Question}, agent.Message{Role: "assistant", Content: t.Answer})
+		}
+	} else {
+		id = session.NewID()
+	}
+
+	turn := agent.Turn{Question: opts.question, Context: extra, History: history}
+	var final agent.Event
+	var streamed bool
+	plain := !opts.json && !streams.OutTTY
+	for e := range a.Run(ctx, turn) {
+		switch e := e.(type) {
+		case agent.StageStarted:
+			status.stage(string(e.Stage))
+		case agent.StageFinished:
+			status.done(string(e.Stage), e.Duration)
+		case agent.SourcesChosen:
+			if e.Notice != "" {
+				status.note(e.Notice)
+			}
+		case agent.Token:
+			if plain {
+				io.WriteString(streams.Out, e.Text)
+				streamed = true
+			}
+		default:
+			final = e
+		}
+	}
+	res, code, runErr := outcome(final)
+	if res.Answer != "" || len(res.Sources) > 0 {
+		if _, err := sessions.Append(context.WithoutCancel(ctx), id, sessionTurn(res)); err != nil {
+			slog.Warn("save session", "err", err)
+		}
+	}
+	switch {
+	case opts.json:
+		if err := writeAskJSON(streams.Out, res, id); err != nil {
+			return exitError, err
+		}
+	default:
+		printAnswer(streams, res, streamed)
+	}
+	status.timings(res)
+	if runErr != nil {
+		return code, runErr
+	}
+	return code, nil
+}
+
+// outcome maps the final event to the result, exit code and error.
+func outcome(final agent.Event) (agent.Result, int, error) {
+	switch e := final.(type) {
+	case agent.Done:
+		switch e.Result.Route {
+		case agent.RouteNone:
+			return e.Result, exitNotInDocs, nil
+		case agent.RouteSourcesOnly:
+			return e.Result, exitSourcesOnly, nil
+		}
+		return e.Result, exitOK, nil
+	case agent.Cancelled:
+		return e.Result, exitCancelled, context.Canceled
+	case agent.Failed:
+		err := e.Err
+		if e.Result.Answer != "" {
+			err = fmt.Errorf("the answer broke off: %w", explainChat(err))
+		}
+		return e.Result, exitError, explainChat(err)
+	}
+	return agent.Result{}, exitError, errors.New("the answer ended without a result")
+}
+
+// explainChat rewrites Ollama errors as what to do about them.
+func explainChat(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "<html") || strings.Contains(msg, "<!DOCTYPE") {
+		return errors.New("Ollama (or a proxy in front of it) answered with an HTML error page: check ollama-host")
+	}
+	return err
+}
+
+// askInput reads stdin when it is a pipe or a file, and the context file.
+// With a question in the arguments, stdin is context; without, it is the
+// question.
+func askInput(opts *askOptions, streams *ioStreams) (string, error) {
+	var extra []string
+	if opts.contextFile != "" {
+		text, err := readContextFile(opts.contextFile)
+		if err != nil {
+			return "", usageError{err}
+		}
+		extra = append(extra, text)
+	}
+	if stdinHasData(streams.In) {
+		b, err := io.ReadAll(io.LimitReader(streams.In, 1<<20))
+		if err != nil {
+			return "", fmt.Errorf("read stdin: %w", err)
+		}
+		if text := strings.TrimSpace(string(b)); text != "" {
+			if opts.question == "" {
+				opts.question = text
+			} else {
+				extra = append([]string{text}, extra...)
+			}
+		}
+	}
+	return strings.Join(extra, "\n\n"), nil
+}
+
+// stdinHasData is true for a pipe or a regular file, never for a terminal.
+func stdinHasData(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in != nil // tests hand in a reader
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()
+}
+
+// readContextFile reads FILE or FILE:START-END (1-based, inclusive lines).
+func readContextFile(spec string) (string, error) {
+	path, rng := spec, ""
+	if i := strings.LastIndexByte(spec, ':'); i > 0 {
+		if _, err := os.Stat(spec); err != nil {
+			path, rng = spec[:i], spec[i+1:]
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--context-file: %w", err)
+	}
+	if rng == "" {
+		return fmt.Sprintf("%s:\n%s", path, b), nil
+	}
+	from, to, ok := strings.Cut(rng, "-")
+	start, err1 := strconv.Atoi(from)
+	end, err2 := strconv.Atoi(to)
+	if !ok || err1 != nil || err2 != nil || start < 1 || end < start {
+		return "", fmt.Errorf("--context-file: %q is not FILE:START-END with 1 <= START <= END", spec)
+	}
+	lines := strings.Split(string(b), "\n")
+	if start > len(lines) {
+		return "", fmt.Errorf("--context-file: %s has %d lines, not %d", path, len(lines), start)
+	}
+	return fmt.Sprintf("%s:%d-%d:\n%s", path, start, min(end, len(lines)), strings.Join(lines[start-1:min(end, len(lines))], "\n")), nil
+}
+
+func newWebSearcher(cfg config.Config) (websearch.Searcher, error) {
+	if cfg.WebProvider == "searxng" {
+		return websearch.NewSearXNG(websearch.SearXNGOptions{URL: cfg.SearXNGURL, Dial: dialer()})
+	}
+	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: dialer()})
+}
+
+// Adapters from lore's components to the agent's small interfaces.
+
+type retrieverAdapter struct{ s *searcher }
+
+func (r retrieverAdapter) Retrieve(ctx context.Context, query string, n int) ([]agent.Passage, error) {
+	res, err := r.s.retrieve(ctx, query, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Passage, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,
+			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank}
+	}
+	return out, nil
+}
+
+type rerankerAdapter struct{ r rerank.Reranker }
+
+func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []string) ([]agent.Scored, error) {
+	rs, err := a.r.Rerank(ctx, query, passages)
+	out := make([]agent.Scored, len(rs))
+	for i, r := range rs {
+		out[i] = agent.Scored{Index: r.Index, Score: r.Score}
+	}
+	return out, err
+}
+
+type webAdapter struct{ w websearch.Searcher }
+
+func (a webAdapter) Name() string { return a.w.Name() }
+
+func (a webAdapter) Search(ctx context.Context, query string) ([]agent.WebResult, error) {
+	rs, err := a.w.Search(ctx, query)
+	out := make([]agent.WebResult, len(rs))
+	for i, r := range rs {
+		out[i] = agent.WebResult{URL: r.URL, Title: r.Title, Content: r.Content, Score: r.Score}
+	}
+	return out, err
+}
+
+func sessionTurn(r agent.Result) session.Turn {
+	t := session.Turn{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model}
+	for _, s := range r.Sources {
+		t.Sources = append(t.Sources, session.Source{N: s.N, Label: s.Label(), Path: s.Path, Start: s.Start, End: s.End, Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
+	}
+	return t
+}
+
+// printAnswer prints the answer (rendered as markdown on a terminal; plain
+// text otherwise, where it already streamed) and then the sources.
+func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
+	w := streams.Out
+	answer := r.Answer
+	switch {
+	case streams.OutTTY && answer != "":
+		if out, err := renderMarkdown(answer, streams.ErrWidth()); err == nil {
+			answer = out
+		}
+		fmt.Fprint(w, strings.TrimRight(answer, "\n")+"\n")
+	case !streamed && answer != "":
+		fmt.Fprintln(w, answer)
+	case streamed:
+		fmt.Fprintln(w)
+	}
+	if len(r.Sources) == 0 {
+		return
+	}
+	if r.Answer != "" {
+		fmt.Fprintln(w)
+	}
+	title := "Sources"
+	if r.Route == agent.RouteNone || r.Route == agent.RouteSourcesOnly {
+		title = "Closest passages"
+	}
+	fmt.Fprintln(w, title+":")
+	for _, s := range r.Sources {
+		mark := " "
+		if s.Cited {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, s.Label())
+		if r.Route == agent.RouteSourcesOnly {
+			for _, l := range excerpt(s.Text, 4, 100) {
+				fmt.Fprintf(w, "      %s\n", l)
+			}
+		}
+	}
+}
+
+func renderMarkdown(md string, width int) (string, error) {
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(min(max(width-4, 40), 120)))
+	if err != nil {
+		return "", err
+	}
+	return r.Render(md)
+}
+
+type askSourceJSON struct {
+	N         int      `json:"n"`
+	Source    *string  `json:"source"`
+	Path      *string  `json:"path"`
+	StartLine *int     `json:"start_line"`
+	EndLine   *int     `json:"end_line"`
+	Heading   *string  `json:"heading"`
+	URL       *string  `json:"url"`
+	Title     *string  `json:"title"`
+	Score     float64  `json:"score"`
+	Rerank    *float32 `json:"rerank_score,omitempty"`
+	Cited     bool     `json:"cited"`
+}
+
+type askJSON struct {
+	Question   string             `json:"question"`
+	Standalone string             `json:"standalone_query"`
+	Answer     string             `json:"answer"`
+	Route      string             `json:"route"`
+	Mode       string             `json:"mode"`
+	Model      string             `json:"model"`
+	BestScore  *float32           `json:"best_score"`
+	Sources    []askSourceJSON    `json:"sources"`
+	Invalid    []int              `json:"invalid_citations"`
+	Timings    map[string]float64 `json:"timings_ms"`
+	Tokens     map[string]int     `json:"tokens"`
+	Session    string             `json:"session"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func writeAskJSON(w io.Writer, r agent.Result, sessionID string) error {
+	out := askJSON{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model,
+		BestScore: r.BestScore, Sources: []askSourceJSON{}, Invalid: r.Invalid, Session: sessionID,
+		Timings: map[string]float64{"condense": ms(r.Timings[agent.StageCondense]), "retrieve": ms(r.Timings[agent.StageRetrieve]),
+			"rerank": ms(r.Timings[agent.StageRerank]), "web": ms(r.Timings[agent.StageWeb]), "first_token": ms(r.FirstToken),
+			"generate": ms(r.Timings[agent.StageGenerate]), "total": ms(r.Total)},
+		Tokens: map[string]int{"prompt": r.PromptTokens, "completion": r.AnswerTokens}}
+	if out.Invalid == nil {
+		out.Invalid = []int{}
+	}
+	for _, s := range r.Sources {
+		j := askSourceJSON{N: s.N, Score: s.Score, Rerank: s.Rerank, Cited: s.Cited}
+		if s.URL != "" {
+			j.URL, j.Title = ptr(s.URL), ptr(s.Title)
+		} else {
+			j.Source, j.Path, j.StartLine, j.EndLine, j.Heading = ptr(s.Root), ptr(s.Path), ptr(s.Start), ptr(s.End), ptr(s.Heading)
+		}
+		out.Sources = append(out.Sources, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// status prints stage progress and notes on stderr, when wanted.
+type status struct {
+	w  io.Writer
+	on bool
+}
+
+func newStatus(streams *ioStreams, on bool) *status { return &status{w: streams.Err, on: on} }
+
+// note is a one-line notice: always on stderr (scripts read stdout), even
+// when progress lines are off.
+func (s *status) note(msg string) {
+	slog.Info(msg)
+	fmt.Fprintf(s.w, "note: %s\n", msg)
+}
+
+func (s *status) stage(name string) {}
+
+func (s *status) done(name string, d time.Duration) {
+	if s.on {
+		fmt.Fprintf(s.w, "%-9s %6.0f ms\n", name, ms(d))
+	}
+}
+
+func (s *status) timings(r agent.Result) {
+	if s.on && r.Total > 0 {
+		fmt.Fprintf(s.w, "route %s, first token %.0f ms, total %.0f ms, %d prompt + %d answer tokens\n", r.Route, ms(r.FirstToken), ms(r.Total), r.PromptTokens, r.AnswerTokens)
+	}
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"lore/internal/ollamatest"
+)
+
+// askEnv is a user with an index of searchDocs built through a fake Ollama.
+func askEnv(t *testing.T) (*env, *ollamatest.Server) {
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	e.vars["OLLAMA_HOST"] = srv.URL
+	if r := e.run(false, "--index", "go", "index", "-q", searchDocs(t)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	return e, srv
+}
+
+// askJSONOut decodes `lore ask --json`, refusing fields outside the documented shape.
+func askJSONOut(t *testing.T, s string) askJSON {
+	t.Helper()
+	var out askJSON
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("bad JSON %v:\n%s", err, s)
+	}
+	return out
+}
+
+func TestAskJSONFromStdin(t *testing.T) {
+	e, srv := askEnv(t)
+	r := e.runIn("how do I cancel a context?\n", false, "ask", "--json", "--index", "go")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	out := askJSONOut(t, r.stdout)
+	if out.Question != "how do I cancel a context?" || out.Answer != "Use WithTimeout [1]." || out.Route != "docs" || out.Mode != "offline" || out.Model != "llama3.2:3b" || out.Session == "" {
+		t.Fatalf("%+v", out)
+	}
+	if len(out.Sources) == 0 || !out.Sources[0].Cited || *out.Sources[0].Path != "context.md" || out.Sources[0].URL != nil {
+		t.Fatalf("sources %+v", out.Sources)
+	}
+	if out.Tokens["completion"] != 3 || out.Tokens["prompt"] == 0 || out.Timings["first_token"] <= 0 || out.Timings["total"] <= 0 {
+		t.Fatalf("stats %+v %+v", out.Tokens, out.Timings)
+	}
+	chats := srv.Chats()
+	user := chats[len(chats)-1].Messages[len(chats[len(chats)-1].Messages)-1].Content
+	if !strings.Contains(user, "[1] context.md:") || !strings.Contains(user, "Question: how do I cancel") && !strings.HasSuffix(user, "how do I cancel a context?") {
+		t.Fatalf("prompt:\n%s", user)
+	}
+
+	// A follow-up in the same session sends the history.
+	r = e.run(false, "ask", "--json", "--index", "go", "--session", out.Session, "and on Windows?")
+	if r.code != exitOK {
+		t.Fatalf("follow-up: exit %d %s", r.code, r.stderr)
+	}
+	var sawHistory bool
+	for _, c := range srv.Chats() {
+		for _, m := range c.Messages {
+			if m.Role == "assistant" && m.Content == "Use WithTimeout [1]." {
+				sawHistory = true
+			}
+		}
+	}
+	if !sawHistory {
+		t.Fatal("the follow-up did not send the conversation")
+	}
+	r = e.run(false, "sessions", "show", out.Session)
+	if !strings.Contains(r.stdout, "## 2. and on Windows?") || !strings.Contains(r.stdout, "*[1] context.md") {
+		t.Errorf("sessions show:\n%s", r.stdout)
+	}
+	if r = e.run(false, "sessions", "list"); !strings.Contains(r.stdout, out.Session) {
+		t.Errorf("sessions list:\n%s", r.stdout)
+	}
+}
+
+func TestAskPlainAndTTY(t *testing.T) {
+	e, _ := askEnv(t)
+	r := e.run(false, "ask", "--index", "go", "how do I cancel a context?")
+	if r.code != 0 || strings.Contains(r.stdout, "\x1b") {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.HasPrefix(r.stdout, "Use WithTimeout [1].\n\nSources:\n*[1] context.md:3-5 > Context > Timeouts") {
+		t.Errorf("plain output:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stderr, "retrieve") {
+		t.Errorf("status lines on a non-terminal stderr: %q", r.stderr)
+	}
+	r = e.run(true, "ask", "--index", "go", "how do I cancel a context?")
+	if r.code != 0 || !strings.Contains(r.stdout, "\x1b[") || !strings.Contains(r.stdout, "Sources:") || !strings.Contains(r.stderr, "generate") {
+		t.Errorf("tty output:\n%q\nstderr %q", r.stdout, r.stderr)
+	}
+}
+
+func TestAskContext(t *testing.T) {
+	e, srv := askEnv(t)
+	file := filepath.Join(t.TempDir(), "main.go")
+	os.WriteFile(file, []byte("line1\nline2\nline3\nline4\n"), 0o644)
+	r := e.runIn("piped selection", false, "ask", "--index", "go", "--context-file", file+":2-3", "what does this do?")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	chats := srv.Chats()
+	user := chats[len(chats)-1].Messages[len(chats[len(chats)-1].Messages)-1].Content
+	if !strings.Contains(user, "piped selection") || !strings.Contains(user, file+":2-3:\nline2\nline3") || !strings.Contains(user, "Question: what does this do?") {
+		t.Fatalf("context not placed before the question:\n%s", user)
+	}
+	if r := e.run(false, "ask", "--index", "go", "--context-file", file+":3-1", "q"); r.code != exitUsage {
+		t.Errorf("bad range: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.run(false, "ask", "--index", "go"); r.code != exitUsage || !strings.Contains(r.stderr, "no question") {
+		t.Errorf("no question: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestAskExitCodes(t *testing.T) {
+	e, srv := askEnv(t)
+	// A model that is not installed: exit 1 with the fix.
+	r := e.run(false, "ask", "--index", "go", "--model", "nope:7b", "q about context")
+	if r.code != exitError || !strings.Contains(r.stderr, "ollama pull nope:7b") {
+		t.Errorf("missing model: exit %d %q", r.code, r.stderr)
+	}
+	// Mid-stream failure: the partial answer is kept, then a clear error.
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Partial ", "answer"}, FailAfter: 1})
+	r = e.run(false, "ask", "--index", "go", "cancel a context")
+	if r.code != exitError || !strings.HasPrefix(r.stdout, "Partial ") || !strings.Contains(r.stderr, "unexpected EOF") {
+		t.Errorf("mid-stream error: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// An HTML error page from a proxy: one line, no HTML.
+	srv.SetChat(ollamatest.ChatScript{HTML502: true})
+	r = e.run(false, "ask", "--index", "go", "cancel a context")
+	if r.code != exitError || strings.Contains(r.stderr, "<html") || strings.Count(r.stderr, "\n") > 4 {
+		t.Errorf("502 page: exit %d %q", r.code, r.stderr)
+	}
+	// Nothing in the docs, offline: exit 3.
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"x"}})
+	r = e.run(false, "ask", "--index", "go", "zebra quantum marmalade")
+	if r.code != exitNotInDocs || !strings.Contains(r.stdout, "do not cover") {
+		t.Errorf("not in docs: exit %d %q", r.code, r.stdout)
+	}
+	// No Ollama at all: sources only, exit 4, a one-line notice.
+	srv.Close()
+	r = e.run(false, "ask", "--index", "go", "how do I cancel a context?")
+	if r.code != exitSourcesOnly || !strings.Contains(r.stdout, "[1] context.md") || !strings.Contains(r.stderr, "ollama serve") {
+		t.Errorf("no Ollama: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestAskOnlineWithFailingWeb(t *testing.T) {
+	e, _ := askEnv(t)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	defer web.Close()
+	e.vars["LORE_WEB_PROVIDER"] = "searxng"
+	e.vars["LORE_SEARXNG_URL"] = web.URL
+	r := e.run(false, "ask", "--index", "go", "--online", "--json", "zebra quantum marmalade")
+	out := askJSONOut(t, r.stdout)
+	if r.code != exitOK || out.Mode != "online" || out.Route != "docs" || out.Answer == "" || !strings.Contains(r.stderr, "web search failed") {
+		t.Fatalf("exit %d %+v\n%s", r.code, out, r.stderr)
+	}
+}
+
+// TestOfflineDialsOnlyOllama is the offline guarantee: with a web provider
+// fully configured, an offline ask connects to the Ollama host and nothing else.
+func TestOfflineDialsOnlyOllama(t *testing.T) {
+	e, srv := askEnv(t)
+	e.vars["TAVILY_API_KEY"] = "tvly-secret"
+	var mu sync.Mutex
+	var dialed []string
+	recordDials(func(network, addr string) {
+		mu.Lock()
+		defer mu.Unlock()
+		dialed = append(dialed, addr)
+	})
+	defer recordDials(nil)
+	r := e.run(false, "ask", "--index", "go", "--json", "zebra quantum marmalade")
+	if r.code != exitNotInDocs && r.code != exitOK {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	r = e.run(false, "ask", "--index", "go", "how do I cancel a context?")
+	mu.Lock()
+	defer mu.Unlock()
+	ollamaAddr := strings.TrimPrefix(srv.URL, "http://")
+	if len(dialed) == 0 {
+		t.Fatal("no dial was recorded: the hook is not wired")
+	}
+	for _, a := range dialed {
+		if a != ollamaAddr {
+			t.Fatalf("offline mode dialed %s (Ollama is %s)", a, ollamaAddr)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "tvly-secret") {
+		t.Fatal("the API key leaked")
+	}
+}

@@ -1,0 +1,193 @@
+// Package session keeps conversations: every `lore ask` turn and chat turn
+// is saved with its sources and route, so a follow-up can continue it and
+// `lore sessions` can show it. Only what the user asked and what lore
+// answered is stored; no configuration, so no secret can end up here.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+const schema = `
+CREATE TABLE IF NOT EXISTS sessions(
+	id TEXT PRIMARY KEY,
+	title TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns(
+	session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	n INTEGER NOT NULL,
+	question TEXT NOT NULL,
+	standalone TEXT NOT NULL,
+	answer TEXT NOT NULL,
+	route TEXT NOT NULL,
+	mode TEXT NOT NULL,
+	model TEXT NOT NULL,
+	sources TEXT NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY(session_id, n)
+);`
+
+// ErrNotFound means no session has that id.
+var ErrNotFound = errors.New("no such session")
+
+// Source is what a turn cited or could have cited.
+type Source struct {
+	N       int    `json:"n"`
+	Label   string `json:"label"`
+	Path    string `json:"path,omitempty"`
+	Start   int    `json:"start_line,omitempty"`
+	End     int    `json:"end_line,omitempty"`
+	Heading string `json:"heading,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Cited   bool   `json:"cited"`
+}
+
+// Turn is one question and its answer.
+type Turn struct {
+	N          int       `json:"n"`
+	Question   string    `json:"question"`
+	Standalone string    `json:"standalone_query"`
+	Answer     string    `json:"answer"`
+	Route      string    `json:"route"`
+	Mode       string    `json:"mode"`
+	Model      string    `json:"model"`
+	Sources    []Source  `json:"sources"`
+	Created    time.Time `json:"created_at"`
+}
+
+// Session is a conversation.
+type Session struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Created time.Time `json:"created_at"`
+	Updated time.Time `json:"updated_at"`
+	Turns   []Turn    `json:"turns,omitempty"`
+}
+
+// Store is the sessions database.
+type Store struct{ db *sql.DB }
+
+// Open opens (creating) the sessions database at path.
+func Open(path string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sessions %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+func (s *Store) Close() error { return s.db.Close() }
+
+// NewID returns a short random session id.
+func NewID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Append saves a turn, creating the session on its first turn.
+func (s *Store) Append(ctx context.Context, id string, t Turn) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	now := time.Now()
+	title := t.Question
+	if len(title) > 80 {
+		title = title[:80] + "…"
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, created_at, updated_at) VALUES(?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`, id, title, now.Unix(), now.Unix()); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(n), 0) + 1 FROM turns WHERE session_id = ?`, id).Scan(&n); err != nil {
+		return 0, err
+	}
+	src, _ := json.Marshal(t.Sources)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(session_id, n, question, standalone, answer, route, mode, model, sources, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, n, t.Question, t.Standalone, t.Answer, t.Route, t.Mode, t.Model, string(src), now.Unix()); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// Get returns a session with its turns.
+func (s *Store) Get(ctx context.Context, id string) (Session, error) {
+	var se Session
+	var created, updated int64
+	err := s.db.QueryRowContext(ctx, `SELECT id, title, created_at, updated_at FROM sessions WHERE id = ?`, id).Scan(&se.ID, &se.Title, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return se, fmt.Errorf("%w %q: see `lore sessions list`", ErrNotFound, id)
+	}
+	if err != nil {
+		return se, err
+	}
+	se.Created, se.Updated = time.Unix(created, 0), time.Unix(updated, 0)
+	rows, err := s.db.QueryContext(ctx, `SELECT n, question, standalone, answer, route, mode, model, sources, created_at FROM turns WHERE session_id = ? ORDER BY n`, id)
+	if err != nil {
+		return se, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t Turn
+		var src string
+		var at int64
+		if err := rows.Scan(&t.N, &t.Question, &t.Standalone, &t.Answer, &t.Route, &t.Mode, &t.Model, &src, &at); err != nil {
+			return se, err
+		}
+		json.Unmarshal([]byte(src), &t.Sources)
+		t.Created = time.Unix(at, 0)
+		se.Turns = append(se.Turns, t)
+	}
+	return se, rows.Err()
+}
+
+// List returns the sessions, most recent first, without their turns.
+func (s *Store) List(ctx context.Context) ([]Session, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Session
+	for rows.Next() {
+		var se Session
+		var c, u int64
+		if err := rows.Scan(&se.ID, &se.Title, &c, &u); err != nil {
+			return nil, err
+		}
+		se.Created, se.Updated = time.Unix(c, 0), time.Unix(u, 0)
+		out = append(out, se)
+	}
+	return out, rows.Err()
+}
+
+// Remove deletes a session and its turns.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w %q: see `lore sessions list`", ErrNotFound, id)
+	}
+	return nil
+}
