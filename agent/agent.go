@@ -468,6 +468,7 @@ func (r *run) generate(turn Turn) error {
 	}
 	start := time.Now()
 	var answer strings.Builder
+	done := false
 	err := r.a.Chat.Chat(r.ctx, req, func(resp api.ChatResponse) error {
 		if tok := resp.Message.Content; tok != "" {
 			if answer.Len() == 0 {
@@ -478,11 +479,23 @@ func (r *run) generate(turn Turn) error {
 			r.emit(Token{tok})
 		}
 		if resp.Done {
+			done = true
 			r.res.DoneReason = resp.DoneReason
 			r.res.PromptTokens, r.res.AnswerTokens = resp.PromptEvalCount, resp.EvalCount
 		}
 		return r.ctx.Err()
 	})
 	r.res.Answer = answer.String()
+	// The ollama client returns nil when the stream is cut short (it does
+	// not check the reader's error), so a missing final message is the only
+	// sign that the server died or the turn was cancelled.
+	if err == nil && !done {
+		if err = r.ctx.Err(); err == nil {
+			err = ErrStreamCut
+		}
+	}
 	return err
 }
+
+// ErrStreamCut means the model's answer stopped before its final message.
+var ErrStreamCut = errors.New("the answer stream ended before the model finished (Ollama stopped or the connection dropped)")

@@ -337,3 +337,20 @@ func TestConsumerGoneDoesNotLeak(t *testing.T) {
 		}
 	}
 }
+
+// cutChat streams tokens and then returns nil without a final message, as
+// the ollama client does when the server dies mid-stream.
+type cutChat struct{}
+
+func (cutChat) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	fn(api.ChatResponse{Message: api.Message{Content: "cut "}})
+	return nil
+}
+
+func TestStreamCutIsAnError(t *testing.T) {
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{passages: docs}, Reranker: fakeReranker{[]float32{3, 0, 0}}, Chat: cutChat{}}
+	_, res, last := collect(t, a, context.Background(), Turn{Question: "q"})
+	if f, ok := last.(Failed); !ok || !errors.Is(f.Err, ErrStreamCut) || res.Answer != "cut " {
+		t.Fatalf("%#v", last)
+	}
+}

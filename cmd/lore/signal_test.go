@@ -78,3 +78,42 @@ func TestCtrlCKeepsWorkAndExits130(t *testing.T) {
 		t.Fatalf("embedded %d before and %d after the interrupt, for 200 chunks", before, sum.Embedded)
 	}
 }
+
+func TestAskCtrlCKeepsPartialAndExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e, srv := askEnv(t)
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"The partial ", "never sent"}, Hang: true})
+	cmd := exec.Command(os.Args[0], "ask", "--index", "go", "how do I cancel a context?")
+	cmd.Env = []string{"LORE_TEST_MAIN=1"}
+	for k, v := range e.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stdout.String(), "The partial") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("lore ask did not stop on SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !strings.HasPrefix(stdout.String(), "The partial ") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	// The server keeps serving the next request.
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"fine [1]"}})
+	if r := e.run(false, "ask", "--index", "go", "how do I cancel a context?"); r.code != 0 {
+		t.Fatalf("next request: exit %d %s", r.code, r.stderr)
+	}
+}
