@@ -24,6 +24,8 @@ run: build
 	$(BIN) --index sample index --embedder $(EMBEDDER) docs
 	$(BIN) --index sample index status
 	$(BIN) --index sample search -k 3 "how do I keep lore from indexing a folder?"
+	@# Without Ollama, ask answers with the passages alone and exits 4.
+	$(BIN) --index sample ask "how do I keep lore from indexing a folder?" || test $$? -eq 4
 
 test:
 	$(GO) vet ./...
