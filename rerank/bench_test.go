@@ -146,15 +146,11 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // bareSession times ONNX Runtime alone on the tensors lore would build:
 // tokenised once up front, one session, one Run per call.
 func bareSession(b *testing.B, r *ortReranker, dir, query string, passages []string) time.Duration {
-	var q string
-	docs := make([]string, len(passages))
-	for i, p := range passages {
-		q, docs[i], _ = r.tok.truncate(query, p)
-	}
-	ids, mask, types, seq, err := r.tok.encode(q, docs)
+	q, docs, err := r.tok.pairs(query, passages)
 	if err != nil {
 		b.Fatal(err)
 	}
+	ids, mask, types, seq := r.tok.encode(q, docs)
 	sess, err := ort.NewDynamicAdvancedSession(filepath.Join(dir, "model.onnx"), []string{"input_ids", "attention_mask", "token_type_ids"}, []string{"logits"}, nil)
 	if err != nil {
 		b.Fatal(err)

@@ -64,15 +64,19 @@ func (h *hugotReranker) Close() error {
 func (h *hugotReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	cleaned := make([]string, len(passages))
+	for i, p := range passages {
+		cleaned[i] = clean(p)
+	}
+	q, docs, err := h.tok.pairs(query, cleaned)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result, 0, len(passages))
-	err := batches(ctx, len(passages), h.opt.BatchSize, func(lo, hi int) error {
+	err = batches(ctx, len(passages), h.opt.BatchSize, func(lo, hi int) error {
 		inputs := make([]string, hi-lo)
-		for i, d := range passages[lo:hi] {
-			q, d, err := h.tok.truncate(query, clean(d))
-			if err != nil {
-				return err
-			}
-			inputs[i] = q + "[SEP]" + d // the pipeline's own pair format for BERT models
+		for i, d := range docs[lo:hi] {
+			inputs[i] = q.text + "[SEP]" + d.text // the pipeline's own pair format for BERT models
 		}
 		batch := backends.NewBatch(len(inputs))
 		defer batch.Destroy()

@@ -121,17 +121,17 @@ func (r *ortReranker) Model() string   { return r.opt.ModelName }
 func (r *ortReranker) Close() error    { return r.sess.Destroy() }
 
 func (r *ortReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
+	cleaned := make([]string, len(passages))
+	for i, p := range passages {
+		cleaned[i] = clean(p)
+	}
+	q, docs, err := r.tok.pairs(query, cleaned)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Result, 0, len(passages))
-	err := batches(ctx, len(passages), r.opt.BatchSize, func(lo, hi int) error {
-		var q string
-		docs := make([]string, hi-lo)
-		for i, d := range passages[lo:hi] {
-			var err error
-			if q, docs[i], err = r.tok.truncate(query, clean(d)); err != nil {
-				return err
-			}
-		}
-		logits, err := r.run(q, docs)
+	err = batches(ctx, len(passages), r.opt.BatchSize, func(lo, hi int) error {
+		logits, err := r.run(q, docs[lo:hi])
 		if err != nil {
 			return err
 		}
@@ -148,11 +148,8 @@ func (r *ortReranker) Rerank(ctx context.Context, query string, passages []strin
 }
 
 // run scores one batch and returns one logit per passage.
-func (r *ortReranker) run(query string, docs []string) ([]float32, error) {
-	ids, mask, types, seq, err := r.tok.encode(query, docs)
-	if err != nil {
-		return nil, err
-	}
+func (r *ortReranker) run(q tokens, docs []tokens) ([]float32, error) {
+	ids, mask, types, seq := r.tok.encode(q, docs)
 	shape := ort.NewShape(int64(len(docs)), int64(seq))
 	data := map[string][]int64{"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
 	inputs := make([]ort.Value, len(r.inputs))

@@ -17,6 +17,7 @@ import (
 type pairTokenizer struct {
 	tk        *tokenizer.Tokenizer
 	maxTokens int
+	cls, sep  int
 }
 
 // openModel validates opt's model folder and loads its tokenizer: the part
@@ -44,56 +45,91 @@ func newPairTokenizer(dir string, maxTokens, maxPositions int) (*pairTokenizer, 
 	if maxPositions > 0 && maxTokens > maxPositions {
 		maxTokens = maxPositions
 	}
-	return &pairTokenizer{tk: tk, maxTokens: maxTokens}, nil
-}
-
-// truncate cuts the query to half the budget and the passage to what is
-// left, at token boundaries, returning the shortened texts.
-func (p *pairTokenizer) truncate(query, passage string) (string, string, error) {
-	const specials = 3 // [CLS] [SEP] [SEP]
-	q, qn, err := p.cut(query, p.maxTokens/2)
-	if err != nil {
-		return "", "", err
+	cls, ok1 := tk.TokenToId("[CLS]")
+	sep, ok2 := tk.TokenToId("[SEP]")
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("%w: %s has no [CLS]/[SEP] tokens: lore runs BERT-style cross-encoders", ErrBadModel, path)
 	}
-	d, _, err := p.cut(passage, p.maxTokens-specials-qn)
-	return q, d, err
+	return &pairTokenizer{tk: tk, maxTokens: maxTokens, cls: cls, sep: sep}, nil
 }
 
-// cut returns the longest prefix of s that is at most n tokens, and its
-// token count.
-func (p *pairTokenizer) cut(s string, n int) (string, int, error) {
+// tokens is a text's tokens without special tokens, with byte offsets.
+type tokens struct {
+	text string
+	ids  []int
+	offs [][]int
+}
+
+func (p *pairTokenizer) tokenize(s string) (tokens, error) {
 	enc, err := p.tk.EncodeSingle(s, false)
 	if err != nil {
-		return "", 0, fmt.Errorf("tokenize: %w", err)
+		return tokens{}, fmt.Errorf("tokenize: %w", err)
 	}
-	if len(enc.Ids) <= n {
-		return s, len(enc.Ids), nil
-	}
-	if n <= 0 {
-		return "", 0, nil
-	}
-	end := enc.Offsets[n-1][1]
-	for end > 0 && end < len(s) && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:min(end, len(s))], n, nil
+	return tokens{s, enc.Ids, enc.Offsets}, nil
 }
 
-// encode tokenizes a batch of pairs, right-padded with 0 to the longest.
-func (p *pairTokenizer) encode(query string, passages []string) (ids, mask, types []int64, seq int, err error) {
-	encs := make([]*tokenizer.Encoding, len(passages))
+// prefix is the first n tokens and the text they cover.
+func (t tokens) prefix(n int) tokens {
+	if n >= len(t.ids) {
+		return t
+	}
+	if n <= 0 {
+		return tokens{}
+	}
+	end := t.offs[n-1][1]
+	for end > 0 && end < len(t.text) && !utf8.RuneStart(t.text[end]) {
+		end--
+	}
+	return tokens{t.text[:min(end, len(t.text))], t.ids[:n], t.offs[:n]}
+}
+
+// pairs tokenises the query once and each passage once, cut so that
+// [CLS] query [SEP] passage [SEP] fits the budget (the query keeps at most
+// half of it).
+func (p *pairTokenizer) pairs(query string, passages []string) (tokens, []tokens, error) {
+	const specials = 3
+	q, err := p.tokenize(query)
+	if err != nil {
+		return q, nil, err
+	}
+	q = q.prefix(p.maxTokens / 2)
+	out := make([]tokens, len(passages))
 	for i, d := range passages {
-		if encs[i], err = p.tk.EncodePair(query, d, true); err != nil {
-			return nil, nil, nil, 0, fmt.Errorf("tokenize: %w", err)
+		t, err := p.tokenize(d)
+		if err != nil {
+			return q, nil, err
 		}
-		seq = max(seq, len(encs[i].Ids))
+		out[i] = t.prefix(p.maxTokens - specials - len(q.ids))
 	}
-	n := len(passages) * seq
+	return q, out, nil
+}
+
+// encode builds the model inputs for a batch of pairs, right-padded with 0
+// to the longest: [CLS] query [SEP] passage [SEP], type ids 0 then 1, as
+// the tokenizer's pair template does.
+func (p *pairTokenizer) encode(q tokens, docs []tokens) (ids, mask, types []int64, seq int) {
+	for _, d := range docs {
+		seq = max(seq, len(q.ids)+len(d.ids)+3)
+	}
+	n := len(docs) * seq
 	ids, mask, types = make([]int64, n), make([]int64, n), make([]int64, n)
-	for i, e := range encs {
-		for j := range e.Ids {
-			ids[i*seq+j], mask[i*seq+j], types[i*seq+j] = int64(e.Ids[j]), int64(e.AttentionMask[j]), int64(e.TypeIds[j])
+	for i, d := range docs {
+		row := i * seq
+		put := func(j, id int, typ int64) { ids[row+j], mask[row+j], types[row+j] = int64(id), 1, typ }
+		j := 0
+		put(j, p.cls, 0)
+		j++
+		for _, id := range q.ids {
+			put(j, id, 0)
+			j++
 		}
+		put(j, p.sep, 0)
+		j++
+		for _, id := range d.ids {
+			put(j, id, 1)
+			j++
+		}
+		put(j, p.sep, 1)
 	}
-	return ids, mask, types, seq, nil
+	return ids, mask, types, seq
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lore/internal/ollamatest"
 )
@@ -199,5 +200,22 @@ func TestOfflineDialsOnlyOllama(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, "tvly-secret") {
 		t.Fatal("the API key leaked")
+	}
+	files, _ := filepath.Glob(filepath.Join(e.home, "data", "lore", "sessions.db*"))
+	files = append(files, filepath.Join(e.home, "state", "lore", "lore.log"))
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), "tvly-secret") {
+			t.Fatalf("the API key was saved in %s", f)
+		}
+	}
+}
+
+func TestAskSlowFirstToken(t *testing.T) {
+	e, srv := askEnv(t)
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"late [1]"}, FirstDelay: 300 * time.Millisecond})
+	r := e.run(false, "ask", "--index", "go", "--json", "how do I cancel a context?")
+	out := askJSONOut(t, r.stdout)
+	if r.code != 0 || out.Answer != "late [1]" || out.Timings["first_token"] < 300 {
+		t.Fatalf("exit %d %+v", r.code, out)
 	}
 }
