@@ -218,10 +218,7 @@ func benchSearch(b *testing.B, files int) {
 		total = append(total, time.Since(start))
 		vec, lex, fuse = append(vec, res.Timings.Vector), append(lex, res.Timings.Lexical), append(fuse, res.Timings.Fuse)
 	}
-	p := func(d []time.Duration, pct float64) float64 {
-		slices.Sort(d)
-		return float64(benchdata.Percentile(d, pct).Microseconds()) / 1000
-	}
+	p := benchdata.Millis
 	b.ReportMetric(p(total, 50), "p50-ms")
 	b.ReportMetric(p(total, 95), "p95-ms")
 	b.ReportMetric(p(vec, 50), "vector-p50-ms")

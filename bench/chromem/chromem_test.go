@@ -7,7 +7,6 @@ package chromem
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -96,10 +95,7 @@ func compare(b *testing.B, files int) {
 		}
 		chrom = append(chrom, time.Since(start))
 	}
-	p := func(d []time.Duration, pct float64) float64 {
-		slices.Sort(d)
-		return float64(benchdata.Percentile(d, pct).Microseconds()) / 1000
-	}
+	p := benchdata.Millis
 	b.ReportMetric(p(loreVec, 50), "lore-vector-p50-ms")
 	b.ReportMetric(p(loreVec, 95), "lore-vector-p95-ms")
 	b.ReportMetric(p(chrom, 50), "chromem-p50-ms")

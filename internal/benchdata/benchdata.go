@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -156,4 +157,10 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// Millis is the pct-th percentile of d in milliseconds; d is sorted in place.
+func Millis(d []time.Duration, pct float64) float64 {
+	slices.Sort(d)
+	return float64(Percentile(d, pct).Microseconds()) / 1000
 }
