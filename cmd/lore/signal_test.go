@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestAskCtrlCKeepsPartialAndExits130(t *testing.T) {
 	for k, v := range e.vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer // read while the process writes
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -116,4 +117,22 @@ func TestAskCtrlCKeepsPartialAndExits130(t *testing.T) {
 	if r := e.run(false, "ask", "--index", "go", "how do I cancel a context?"); r.code != 0 {
 		t.Fatalf("next request: exit %d %s", r.code, r.stderr)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
