@@ -176,8 +176,6 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	plain := !opts.json && !streams.OutTTY
 	for e := range a.Run(ctx, turn) {
 		switch e := e.(type) {
-		case agent.StageStarted:
-			status.stage(string(e.Stage))
 		case agent.StageFinished:
 			status.done(string(e.Stage), e.Duration)
 		case agent.SourcesChosen:
@@ -424,17 +422,16 @@ func renderMarkdown(md string, width int) (string, error) {
 }
 
 type askSourceJSON struct {
-	N         int      `json:"n"`
-	Source    *string  `json:"source"`
-	Path      *string  `json:"path"`
-	StartLine *int     `json:"start_line"`
-	EndLine   *int     `json:"end_line"`
-	Heading   *string  `json:"heading"`
-	URL       *string  `json:"url"`
-	Title     *string  `json:"title"`
-	Score     float64  `json:"score"`
-	Rerank    *float32 `json:"rerank_score,omitempty"`
-	Cited     bool     `json:"cited"`
+	N         int     `json:"n"`
+	Source    *string `json:"source"`
+	Path      *string `json:"path"`
+	StartLine *int    `json:"start_line"`
+	EndLine   *int    `json:"end_line"`
+	Heading   *string `json:"heading"`
+	URL       *string `json:"url"`
+	Title     *string `json:"title"`
+	Score     float64 `json:"score"`
+	Cited     bool    `json:"cited"`
 }
 
 type askJSON struct {
@@ -465,7 +462,7 @@ func writeAskJSON(w io.Writer, r agent.Result, sessionID string) error {
 		out.Invalid = []int{}
 	}
 	for _, s := range r.Sources {
-		j := askSourceJSON{N: s.N, Score: s.Score, Rerank: s.Rerank, Cited: s.Cited}
+		j := askSourceJSON{N: s.N, Score: s.Score, Cited: s.Cited}
 		if s.URL != "" {
 			j.URL, j.Title = ptr(s.URL), ptr(s.Title)
 		} else {
@@ -492,8 +489,6 @@ func (s *status) note(msg string) {
 	slog.Info(msg)
 	fmt.Fprintf(s.w, "note: %s\n", msg)
 }
-
-func (s *status) stage(name string) {}
 
 func (s *status) done(name string, d time.Duration) {
 	if s.on {
