@@ -187,7 +187,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 				io.WriteString(streams.Out, e.Text)
 				streamed = true
 			}
-		default:
+		case agent.Done, agent.Failed, agent.Cancelled:
 			final = e
 		}
 	}
