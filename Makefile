@@ -15,7 +15,7 @@ ORT_VERSION := 1.23.2
 ORT_LIB     := .cache/ort/libonnxruntime.so.1
 export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort
+.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -57,6 +57,10 @@ $(ORT_LIB):
 	cd .cache/ort && npm pack --silent onnxruntime-node@$(ORT_VERSION) >/dev/null && \
 		tar xzf onnxruntime-node-$(ORT_VERSION).tgz package/bin/napi-v6/linux/x64/libonnxruntime.so.1 && \
 		mv package/bin/napi-v6/linux/x64/libonnxruntime.so.1 . && rm -rf package onnxruntime-node-$(ORT_VERSION).tgz
+
+# A real Ollama server built from source, for end-to-end tests (cached).
+ollama:
+	scripts/build-ollama.sh .cache/ollama/bin
 
 clean:
 	rm -rf bin .cache
