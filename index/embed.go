@@ -36,6 +36,7 @@ type OllamaEmbedder struct {
 	client embedAPI
 	host   string
 	model  string
+	numCtx int // the model's context length, from Check
 	docPfx string
 	qryPfx string
 }
@@ -71,12 +72,14 @@ func (e *OllamaEmbedder) Model() string { return e.model }
 // Check asks the server whether it answers and has the model, then embeds
 // one probe to learn the dimension.
 func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
-	if err := ollama.Check(ctx, e.client, e.host, e.model); err != nil {
+	numCtx, err := ollama.Check(ctx, e.client, e.host, e.model)
+	if err != nil {
 		if errors.Is(err, ollama.ErrModelMissing) {
 			err = fmt.Errorf("%w (or index without embeddings: --embedder none)", err)
 		}
 		return 0, err
 	}
+	e.numCtx = numCtx
 	v, err := e.embed(ctx, []string{"dimension probe"})
 	if err != nil {
 		return 0, err
@@ -105,7 +108,14 @@ func (e *OllamaEmbedder) embed(ctx context.Context, texts []string) ([][]float32
 	truncate := true
 	err := ollama.Retry(ctx, 5, func() error {
 		var err error
-		resp, err = e.client.Embed(ctx, &api.EmbedRequest{Model: e.model, Input: texts, Truncate: &truncate})
+		req := &api.EmbedRequest{Model: e.model, Input: texts, Truncate: &truncate}
+		if e.numCtx > 0 {
+			// Truncation is to num_ctx, whose server default can exceed
+			// what the model was trained on; a real server then refuses
+			// long chunks ("the input length exceeds the context length").
+			req.Options = map[string]any{"num_ctx": e.numCtx}
+		}
+		resp, err = e.client.Embed(ctx, req)
 		return err
 	})
 	if err != nil {

@@ -133,7 +133,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		return exitError, err
 	}
 	client := ollama.NewClient(host, dialer())
-	switch err := ollama.Check(ctx, client, host.String(), cfg.ChatModel); {
+	switch _, err := ollama.Check(ctx, client, host.String(), cfg.ChatModel); {
 	case err == nil:
 		a.Chat = client
 	case errors.Is(err, ollama.ErrUnreachable):

@@ -113,13 +113,22 @@ type Checker interface {
 }
 
 // Check makes sure the server answers and has model, with errors that say
-// how to fix either.
-func Check(ctx context.Context, c Checker, host, model string) error {
+// how to fix either. It returns the model's trained context length (0 when
+// the server does not say).
+func Check(ctx context.Context, c Checker, host, model string) (int, error) {
 	if err := c.Heartbeat(ctx); err != nil {
-		return Explain(err, host, model)
+		return 0, Explain(err, host, model)
 	}
-	if _, err := c.Show(ctx, &api.ShowRequest{Model: model}); err != nil {
-		return Explain(err, host, model)
+	info, err := c.Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		return 0, Explain(err, host, model)
 	}
-	return nil
+	for k, v := range info.ModelInfo {
+		if strings.HasSuffix(k, ".context_length") {
+			if n, ok := v.(float64); ok {
+				return int(n), nil
+			}
+		}
+	}
+	return 0, nil
 }
