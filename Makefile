@@ -15,7 +15,7 @@ ORT_VERSION := 1.23.2
 ORT_LIB     := .cache/ort/libonnxruntime.so.1
 export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama
+.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama e2e
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -61,6 +61,10 @@ $(ORT_LIB):
 # A real Ollama server built from source, for end-to-end tests (cached).
 ollama:
 	scripts/build-ollama.sh .cache/ollama/bin
+
+# lore against a real Ollama server on loopback with a generated model.
+e2e:
+	scripts/e2e.sh
 
 clean:
 	rm -rf bin .cache
