@@ -1,0 +1,52 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+)
+
+func TestExplain(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	err := Explain(fmt.Errorf("post: %w", refused), "http://127.0.0.1:11434", "llama3.2:3b")
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "ollama serve") || !strings.Contains(err.Error(), "127.0.0.1:11434") {
+		t.Errorf("refused: %v", err)
+	}
+	missing := api.StatusError{StatusCode: 404, ErrorMessage: `model "llama3.2:3b" not found, try pulling it first`}
+	err = Explain(missing, "h", "llama3.2:3b")
+	if !errors.Is(err, ErrModelMissing) || !strings.Contains(err.Error(), "ollama pull llama3.2:3b") {
+		t.Errorf("missing: %v", err)
+	}
+	for _, e := range []error{context.Canceled, errors.New("other")} {
+		if got := Explain(e, "h", "m"); got != e {
+			t.Errorf("%v rewritten to %v", e, got)
+		}
+	}
+}
+
+func TestTransient(t *testing.T) {
+	for err, want := range map[error]bool{
+		api.StatusError{StatusCode: 503}:                    true,
+		api.StatusError{StatusCode: 429}:                    true,
+		api.StatusError{StatusCode: 404}:                    false,
+		api.StatusError{StatusCode: 400}:                    false,
+		context.Canceled:                                    false,
+		fmt.Errorf("read: %w", syscall.ECONNRESET):          true,
+		&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}: true,
+	} {
+		if got := Transient(err); got != want {
+			t.Errorf("Transient(%v) = %v, want %v", err, got, want)
+		}
+	}
+	calls := 0
+	err := Retry(context.Background(), 3, func() error { calls++; return api.StatusError{StatusCode: 404} })
+	if calls != 1 || err == nil {
+		t.Errorf("a permanent error was retried: %d calls", calls)
+	}
+}
