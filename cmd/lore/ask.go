@@ -226,11 +226,11 @@ func outcome(final agent.Event) (agent.Result, int, error) {
 	case agent.Cancelled:
 		return e.Result, exitCancelled, context.Canceled
 	case agent.Failed:
-		err := e.Err
+		err := explainChat(e.Err)
 		if e.Result.Answer != "" {
-			err = fmt.Errorf("the answer broke off: %w", explainChat(err))
+			err = fmt.Errorf("the answer broke off: %w", err)
 		}
-		return e.Result, exitError, explainChat(err)
+		return e.Result, exitError, err
 	}
 	return agent.Result{}, exitError, errors.New("the answer ended without a result")
 }
