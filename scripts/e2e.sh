@@ -1,60 +1,166 @@
 #!/usr/bin/env bash
-# End-to-end smoke test of lore against a real Ollama server on loopback,
-# with a tiny generated model (no downloads). Starts the server, runs lore's
-# commands, checks their JSON and exit codes, and stops the server by PID.
-# Issue 5 extends this into the full suite; this is its first part.
+# End-to-end tests of lore against a real Ollama server on loopback, with a
+# tiny generated model (no downloads): indexing with real embeddings, hybrid
+# search, ask, sessions, a missing model, a stopped server, a server killed
+# mid-answer, Ctrl+C mid-answer, incremental re-indexing, and the offline
+# guarantee inside a network namespace. Every server is started in its own
+# process group and stopped by it, so nothing is left running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build-ollama.sh .cache/ollama/bin
 go build -o bin/lore ./cmd/lore
+ollama=$PWD/.cache/ollama/bin/ollama
+lore=$PWD/bin/lore
 
 work=$(mktemp -d)
 server_pid=""
 cleanup() {
-  if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  stop_server TERM
+  if [[ -n ${E2E_KEEP:-} ]]; then echo "e2e: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-export OLLAMA_HOST=127.0.0.1:$port OLLAMA_MODELS=$work/models XDG_DATA_HOME=$work/data XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
-.cache/ollama/bin/ollama serve >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && break; sleep 0.1; done
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+port=$(free_port)
+# OLLAMA_DEBUG=2 makes the server log each rendered prompt: the session
+# check reads what the server really received.
+export OLLAMA_HOST=127.0.0.1:$port OLLAMA_MODELS=$work/models OLLAMA_DEBUG=2 \
+  XDG_DATA_HOME=$work/data XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+unset TAVILY_API_KEY LORE_MODE
 
-go run ./internal/testmodels/cmd/tinygguf "$work/tiny.gguf"
-printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Content }}\n{{ end }}"""\nPARAMETER num_predict 24\n' "$work/tiny.gguf" >"$work/Modelfile"
-.cache/ollama/bin/ollama create lore-tiny -f "$work/Modelfile" >/dev/null
+# The server runs in a process group of its own (setsid without a fork keeps
+# $! as its PID) so that its runner subprocess dies with it.
+start_server() {
+  setsid "$ollama" serve >>"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 200); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && return 0; sleep 0.05; done
+  echo "e2e: the Ollama server did not start; its log:" >&2
+  tail -20 "$work/server.log" >&2
+  return 1
+}
+stop_server() { # signal
+  if [[ -n $server_pid ]]; then
+    kill "-$1" -- "-$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+  fi
+}
+# wait_for_bytes FILE N: until FILE holds at least N bytes (at most 60 s).
+wait_for_bytes() {
+  for _ in $(seq 600); do
+    [[ $(stat -c %s "$1" 2>/dev/null || echo 0) -ge $2 ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+start_server
+go run ./internal/testmodels/cmd/testmodel gguf "$work/tiny.gguf"
+template='TEMPLATE """{{ range .Messages }}{{ .Content }}
+{{ end }}"""'
+# lore-tiny answers in 24 tokens; lore-long keeps streaming for a while, for
+# the tests that interrupt an answer.
+printf 'FROM %s\n%s\nPARAMETER num_predict 24\n' "$work/tiny.gguf" "$template" >"$work/Modelfile"
+printf 'FROM %s\n%s\nPARAMETER num_predict 4000\n' "$work/tiny.gguf" "$template" >"$work/Modelfile.long"
+"$ollama" create lore-tiny -f "$work/Modelfile" >/dev/null 2>&1
+"$ollama" create lore-long -f "$work/Modelfile.long" >/dev/null 2>&1
+mkdir -p "$XDG_CONFIG_HOME/lore"
+printf 'embed-model: lore-tiny\nchat-model: lore-tiny\n' >"$XDG_CONFIG_HOME/lore/config.yaml"
+cp -r docs "$work/corpus"
 
 pass=0 fail=0
-check() { # name, condition...
+check() { # name, command...
   local name=$1; shift
   if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else fail=$((fail + 1)); echo "FAIL $name"; fi
 }
 jq_ok() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)" "$@"; }
+has() { grep -qF -- "$2" "$1"; }
+run() { # out err cmd...: runs lore, leaves its exit code in $code
+  local out=$1 err=$2; shift 2
+  set +e; "$@" >"$out" 2>"$err"; code=$?; set -e
+}
+question="how do I keep lore from indexing a folder?"
 
-bin/lore index --embed-model lore-tiny --json docs >"$work/index.json"
+# --- indexing and search ---------------------------------------------------
+run "$work/index.json" "$work/err" "$lore" index --json "$work/corpus"
 check "index embeds every chunk with the real /api/embed" jq_ok "$work/index.json" 'd["files_indexed"] > 0 and d["chunks_embedded"] == d["chunks"] > 0'
 
-bin/lore search --json "ignore files" >"$work/search.json"
+run "$work/search.json" "$work/err" "$lore" search --json "ignore files"
 check "search is hybrid with real query embeddings" jq_ok "$work/search.json" 'd["mode"] == "hybrid" and len(d["results"]) > 0'
 
-set +e
-bin/lore ask --json --chat-model lore-tiny "how do I keep lore from indexing a folder?" >"$work/ask.json"
-code=$?
-set -e
-check "ask streams an answer with timings and token counts (exit $code)" jq_ok "$work/ask.json" 'd["answer"] != "" and d["tokens"]["completion"] > 0 and d["timings_ms"]["first_token"] > 0'
+# --- ask and a follow-up in the same session -------------------------------
+run "$work/ask.json" "$work/err" "$lore" ask --json "$question"
+check "ask streams an answer with timings and token counts (exit $code)" jq_ok "$work/ask.json" \
+  'd["answer"] != "" and d["tokens"]["completion"] > 0 and d["timings_ms"]["first_token"] > 0 and d["session"]'
 
-set +e
-bin/lore ask --chat-model no-such-model "q" >/dev/null 2>"$work/err"; code=$?
-set -e
-check "a missing model exits 1 and says how to pull it" test "$code" -eq 1 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"
+session=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$work/ask.json")
+log_mark=$(stat -c %s "$work/server.log")
+run "$work/follow.json" "$work/err" "$lore" ask --json --session "$session" "and what about hidden files?"
+tail -c +"$((log_mark + 1))" "$work/server.log" >"$work/server.follow.log"
+check "a --session follow-up sends the earlier question to the server (exit $code)" \
+  has "$work/server.follow.log" "$question"
+check "the follow-up stays in the same session" jq_ok "$work/follow.json" "d['session'] == '$session' and d['answer'] != ''"
+"$lore" sessions show "$session" >"$work/session.txt" 2>&1 || true
+check "the session holds both turns" has "$work/session.txt" "hidden files"
 
-kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
-set +e
-bin/lore ask --chat-model lore-tiny "how do I keep lore from indexing a folder?" >"$work/sources" 2>"$work/err"; code=$?
-set -e
-check "with Ollama stopped, ask answers from sources and exits 4" test "$code" -eq 4
+# --- incremental re-index ---------------------------------------------------
+file=$(find "$work/corpus" -name '*.md' | sort | head -1)
+printf '\n## Added section\n\nA paragraph added after the first index, about zebra crossings.\n' >>"$file"
+run "$work/reindex.json" "$work/err" "$lore" index --json "$work/corpus"
+check "re-index after editing one file embeds only its changed chunks" jq_ok "$work/reindex.json" \
+  'd["files_indexed"] == 1 and d["files_unchanged"] > 0 and 1 <= d["chunks_embedded"] <= 2'
+run "$work/zebra.json" "$work/err" "$lore" search --json "zebra crossings"
+check "the edited text is searchable" has "$work/zebra.json" "zebra"
+
+# --- Ctrl+C mid-answer -------------------------------------------------------
+"$lore" ask --chat-model lore-long "$question" >"$work/int.out" 2>"$work/int.err" &
+lore_pid=$!
+if wait_for_bytes "$work/int.out" 20; then
+  kill -INT "$lore_pid"
+  set +e; timeout 30 tail --pid="$lore_pid" -f /dev/null; wait "$lore_pid"; code=$?; set -e
+else
+  kill -KILL "$lore_pid"; wait "$lore_pid" 2>/dev/null || true; code=none
+fi
+check "SIGINT mid-answer exits 130 (got $code)" test "$code" = 130
+check "the interrupted answer keeps what streamed" test -s "$work/int.out"
+run "$work/after.json" "$work/err" "$lore" ask --json "$question"
+check "the server answers the next question (exit $code)" jq_ok "$work/after.json" 'd["answer"] != ""'
+
+# --- missing model, server killed mid-answer, server stopped -----------------
+run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "q"
+check "a missing model exits 1 and says how to pull it (got $code)" test "$code" = 1 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"
+
+"$lore" ask --chat-model lore-long "$question" >"$work/kill.out" 2>"$work/kill.err" &
+lore_pid=$!
+if wait_for_bytes "$work/kill.out" 20; then
+  stop_server KILL
+  set +e; timeout 60 tail --pid="$lore_pid" -f /dev/null; wait "$lore_pid"; code=$?; set -e
+else
+  kill -KILL "$lore_pid"; wait "$lore_pid" 2>/dev/null || true; code=none
+fi
+check "Ollama killed mid-answer: lore exits 1 (got $code)" test "$code" = 1
+check "Ollama killed mid-answer: the partial answer is kept" test -s "$work/kill.out"
+check "Ollama killed mid-answer: one clear error line" has "$work/kill.err" "the answer broke off"
+
+run "$work/sources" "$work/err" "$lore" ask "$question"
+check "with Ollama stopped, ask lists sources and exits 4 (got $code)" test "$code" = 4 -a -s "$work/sources"
+
+# --- the offline guarantee, in a network namespace with only loopback -------
+if unshare -rn true 2>/dev/null && command -v strace >/dev/null; then
+  go run ./internal/testmodels/cmd/testmodel reranker "$work/reranker"
+  "$lore" models import "$work/reranker" --name e2e-reranker >/dev/null
+  set +e
+  unshare -rn env E2E_WORK="$work" E2E_LORE="$lore" E2E_OLLAMA="$ollama" OLLAMA_HOST="127.0.0.1:$port" \
+    TAVILY_API_KEY=tvly-e2e-not-a-key scripts/e2e-netns.sh
+  netns=$?
+  set -e
+  pass=$((pass + $(grep -c '^ok' "$work/netns.results" || true)))
+  fail=$((fail + $(grep -c '^FAIL' "$work/netns.results" || true)))
+  [[ $netns -eq 0 || -s $work/netns.results ]] || { echo "FAIL the network namespace tests did not run"; fail=$((fail + 1)); }
+else
+  echo "FAIL the offline test needs unshare (util-linux) and strace"
+  fail=$((fail + 1))
+fi
 
 echo "e2e: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -1,0 +1,35 @@
+// Command testmodel writes lore's random-weight test models, for end-to-end
+// tests and benchmarks that run real servers and runtimes without
+// downloading weights:
+//
+//	testmodel gguf OUT.gguf      tiny llama model for `ollama create`
+//	testmodel reranker DIR       tiny cross-encoder for `lore models import`
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"lore/internal/testmodels"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: testmodel gguf OUT.gguf | testmodel reranker DIR")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "gguf":
+		err = testmodels.WriteGGUF(os.Args[2], testmodels.TinyLlama)
+	case "reranker":
+		err = testmodels.WriteCrossEncoder(os.Args[2], testmodels.Tiny, nil)
+	default:
+		fmt.Fprintf(os.Stderr, "testmodel: unknown kind %q: use gguf or reranker\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testmodel:", err)
+		os.Exit(1)
+	}
+}
