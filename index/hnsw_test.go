@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -93,6 +94,7 @@ func TestGraphFileDamage(t *testing.T) {
 		"empty":      nil,
 		"bad magic":  append([]byte("XXXX"), good[4:]...),
 		"bad link":   corruptLastLink(good),
+		"many links": hugeLastLinkCount(good),
 		"wrong size": good, // read with another dimension below
 	} {
 		os.WriteFile(path, data, 0o644)
@@ -114,6 +116,18 @@ func corruptLastLink(b []byte) []byte {
 	c := bytes.Clone(b)
 	copy(c[len(c)-4:], []byte{0xff, 0xff, 0xff, 0x7f})
 	return c
+}
+
+// hugeLastLinkCount claims 65535 links for the file's last neighbour list.
+func hugeLastLinkCount(b []byte) []byte {
+	c := bytes.Clone(b)
+	for k := 1; 4*k+2 <= len(c); k++ {
+		if at := len(c) - 4*k - 2; int(binary.LittleEndian.Uint16(c[at:])) == k {
+			binary.LittleEndian.PutUint16(c[at:], 0xffff)
+			return append(c, make([]byte, 4*0xffff)...)
+		}
+	}
+	panic("no link list found")
 }
 
 func exactTopK(q []float32, ids []int64, vecs [][]float32, k int) map[int64]bool {

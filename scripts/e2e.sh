@@ -7,44 +7,22 @@
 # process group and stopped by it, so nothing is left running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build-ollama.sh .cache/ollama/bin
 go build -o bin/lore ./cmd/lore
-ollama=$PWD/.cache/ollama/bin/ollama
 lore=$PWD/bin/lore
 
 work=$(mktemp -d)
-server_pid=""
 cleanup() {
   stop_server TERM
   if [[ -n ${E2E_KEEP:-} ]]; then echo "e2e: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-port=$(free_port)
+source scripts/ollama-lib.sh
+port=${OLLAMA_HOST##*:}
 # OLLAMA_DEBUG=2 makes the server log each rendered prompt: the session
 # check reads what the server really received.
-export OLLAMA_HOST=127.0.0.1:$port OLLAMA_MODELS=$work/models OLLAMA_DEBUG=2 \
-  XDG_DATA_HOME=$work/data XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
+export OLLAMA_DEBUG=2 XDG_DATA_HOME=$work/data XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config
 unset TAVILY_API_KEY LORE_MODE
 
-# The server runs in a process group of its own (setsid without a fork keeps
-# $! as its PID) so that its runner subprocess dies with it.
-start_server() {
-  setsid "$ollama" serve >>"$work/server.log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 200); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && return 0; sleep 0.05; done
-  echo "e2e: the Ollama server did not start; its log:" >&2
-  tail -20 "$work/server.log" >&2
-  return 1
-}
-stop_server() { # signal
-  if [[ -n $server_pid ]]; then
-    kill "-$1" -- "-$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
 # wait_for_bytes FILE N: until FILE holds at least N bytes (at most 60 s).
 wait_for_bytes() {
   for _ in $(seq 600); do
@@ -55,15 +33,7 @@ wait_for_bytes() {
 }
 
 start_server
-go run ./internal/testmodels/cmd/testmodel gguf "$work/tiny.gguf"
-template='TEMPLATE """{{ range .Messages }}{{ .Content }}
-{{ end }}"""'
-# lore-tiny answers in 24 tokens; lore-long keeps streaming for a while, for
-# the tests that interrupt an answer.
-printf 'FROM %s\n%s\nPARAMETER num_predict 24\n' "$work/tiny.gguf" "$template" >"$work/Modelfile"
-printf 'FROM %s\n%s\nPARAMETER num_predict 4000\n' "$work/tiny.gguf" "$template" >"$work/Modelfile.long"
-"$ollama" create lore-tiny -f "$work/Modelfile" >/dev/null 2>&1
-"$ollama" create lore-long -f "$work/Modelfile.long" >/dev/null 2>&1
+create_models
 mkdir -p "$XDG_CONFIG_HOME/lore"
 printf 'embed-model: lore-tiny\nchat-model: lore-tiny\n' >"$XDG_CONFIG_HOME/lore/config.yaml"
 cp -r docs "$work/corpus"

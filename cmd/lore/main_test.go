@@ -15,12 +15,12 @@ import (
 
 // env is a test user's environment: XDG folders under a temp dir.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	home string
 	vars map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	home := t.TempDir()
 	return &env{t: t, home: home, vars: map[string]string{
 		"HOME":            home,

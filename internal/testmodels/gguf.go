@@ -26,6 +26,16 @@ type GGUFConfig struct {
 // inputs longer than a small model context.
 var TinyLlama = GGUFConfig{Embedding: 64, Blocks: 2, Heads: 4, KVHeads: 2, FeedForward: 128, Context: 4096, Seed: 7}
 
+// TinyEmbed is TinyLlama from another seed: a separate model file, so
+// Ollama runs it beside the chat model as it runs a real embedding model.
+var TinyEmbed = GGUFConfig{Embedding: 64, Blocks: 2, Heads: 4, KVHeads: 2, FeedForward: 128, Context: 4096, Seed: 8}
+
+// Embed768 has the 768 dimensions of embedding models such as
+// nomic-embed-text, so that an index's memory is a user's. It embeds about
+// 0.5 chunks/s on 2 cores: fit for query embeddings over an index built
+// without it, not for building one.
+var Embed768 = GGUFConfig{Embedding: 768, Blocks: 1, Heads: 12, KVHeads: 4, FeedForward: 256, Context: 4096, Seed: 9}
+
 // tinyPieces are whole-word pieces added to the byte vocabulary so that
 // replies contain words and an occasional citation marker.
 var tinyPieces = []string{"▁the", "▁docs", "▁answer", "▁context", "▁cancel", "▁timeout", "▁[1]", "▁[2]", "▁lore", "▁index", "."}

@@ -2,8 +2,10 @@
 // tests and benchmarks that run real servers and runtimes without
 // downloading weights:
 //
-//	testmodel gguf OUT.gguf      tiny llama model for `ollama create`
-//	testmodel reranker DIR       tiny cross-encoder for `lore models import`
+//	testmodel gguf OUT.gguf        tiny llama chat model for `ollama create`
+//	testmodel embed-gguf OUT.gguf  the same shape from another seed, to embed
+//	testmodel embed768-gguf OUT.gguf  768 dimensions, for query embeddings
+//	testmodel reranker DIR         tiny cross-encoder for `lore models import`
 package main
 
 import (
@@ -15,17 +17,21 @@ import (
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: testmodel gguf OUT.gguf | testmodel reranker DIR")
+		fmt.Fprintln(os.Stderr, "usage: testmodel gguf|embed-gguf|embed768-gguf OUT.gguf | testmodel reranker DIR")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "gguf":
 		err = testmodels.WriteGGUF(os.Args[2], testmodels.TinyLlama)
+	case "embed-gguf":
+		err = testmodels.WriteGGUF(os.Args[2], testmodels.TinyEmbed)
+	case "embed768-gguf":
+		err = testmodels.WriteGGUF(os.Args[2], testmodels.Embed768)
 	case "reranker":
 		err = testmodels.WriteCrossEncoder(os.Args[2], testmodels.Tiny, nil)
 	default:
-		fmt.Fprintf(os.Stderr, "testmodel: unknown kind %q: use gguf or reranker\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "testmodel: unknown kind %q: use gguf, embed-gguf, embed768-gguf or reranker\n", os.Args[1])
 		os.Exit(2)
 	}
 	if err != nil {

@@ -1,0 +1,233 @@
+// Command benchreport turns the output of `make bench` (the text of `go test
+// -bench` runs) into the generated section of BENCHMARKS.md: the ratios the
+// project tracks, each measured side by side in the same run, and every
+// metric of that run. The rest of BENCHMARKS.md (history, analysis) is
+// written by hand and left alone.
+//
+//	benchreport RESULTS.txt BENCHMARKS.md
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const (
+	begin = "<!-- make bench: generated section, do not edit by hand -->"
+	end   = "<!-- make bench: end of generated section -->"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: benchreport RESULTS.txt BENCHMARKS.md")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+}
+
+func run(resultsPath, mdPath string) error {
+	f, err := os.Open(resultsPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res, err := parse(f)
+	if err != nil {
+		return err
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		return err
+	}
+	out := splice(string(md), render(res, time.Now()))
+	tmp := mdPath + ".tmp"
+	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, mdPath)
+}
+
+// results are the metrics of one run, by benchmark name (without the
+// -GOMAXPROCS suffix) and unit, in the order they were printed.
+type results struct {
+	cpu     string
+	order   []string
+	metrics map[string][]metric
+	notes   []string // lines the benchmarks printed besides their results
+}
+
+type metric struct {
+	unit  string
+	value float64
+}
+
+var procSuffix = regexp.MustCompile(`-\d+$`)
+
+func parse(r io.Reader) (results, error) {
+	res := results{metrics: map[string][]metric{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "cpu: "):
+			res.cpu = strings.TrimPrefix(line, "cpu: ")
+		case strings.HasPrefix(line, "Benchmark"):
+			fields := strings.Fields(line)
+			if len(fields) < 4 {
+				continue // a benchmark that printed before its result line
+			}
+			name := procSuffix.ReplaceAllString(fields[0], "")
+			var ms []metric
+			for i := 2; i+1 < len(fields); i += 2 {
+				v, err := strconv.ParseFloat(fields[i], 64)
+				if err != nil {
+					return res, fmt.Errorf("%s: metric %q is not a number", name, fields[i])
+				}
+				if fields[i+1] != "ns/op" {
+					ms = append(ms, metric{fields[i+1], v})
+				}
+			}
+			if _, seen := res.metrics[name]; !seen {
+				res.order = append(res.order, name)
+			}
+			res.metrics[name] = ms
+		case strings.HasPrefix(line, "    "):
+			res.notes = append(res.notes, strings.TrimSpace(line))
+		}
+	}
+	if len(res.order) == 0 {
+		return res, fmt.Errorf("no benchmark results in the input")
+	}
+	return res, sc.Err()
+}
+
+func (r results) get(name, unit string) (float64, bool) {
+	for _, m := range r.metrics[name] {
+		if m.unit == unit {
+			return m.value, true
+		}
+	}
+	return 0, false
+}
+
+// tracked are the comparisons the project watches, in the order shown.
+var tracked = []struct {
+	what, bench, unit, target string
+}{
+	{"`lore ask` time to first token / Ollama's own, same final prompt", "BenchmarkRealOllama/AskTTFT", "lore/direct", ""},
+	{"`lore ask` overhead before the first token (ms)", "BenchmarkRealOllama/AskTTFT", "overhead-ms", ""},
+	{"index build, chunks/s with embedding free", "BenchmarkRealOllama/Index", "no-embed-chunks/s", "≥ 3,000 (100k, 768-d)"},
+	{"index build, chunks/s with the real /api/embed (tiny model)", "BenchmarkRealOllama/Index", "real-embed-chunks/s", ""},
+	{"share of an index build spent outside embedding", "BenchmarkRealOllama/Index", "share-not-embedding", ""},
+	{"peak RSS of `lore ask` on 100k chunks (MiB)", "BenchmarkRealOllama/AskRSS100k", "peak-RSS-MiB", ""},
+	{"index 100k chunks, 768-d, graph included (chunks/s)", "BenchmarkIndex100k", "chunks/s", "≥ 3,000"},
+	{"no-op refresh of 10k files (s)", "BenchmarkNoopReindex10k", "s/refresh", "≤ 2"},
+	{"retrieval p50 at 10k chunks (ms)", "BenchmarkSearch/10k", "p50-ms", ""},
+	{"retrieval p50 at 100k chunks (ms)", "BenchmarkSearch/100k", "p50-ms", "≤ 10"},
+	{"HNSW recall@10 at 100k, ef 128", "BenchmarkSearch/100k", "recall@10", "≥ 0.95"},
+	{"HNSW speed / exact search at 100k", "BenchmarkSearch/100k", "x-exact", "≥ 20"},
+	{"chromem-go / lore vector stage at 100k", "BenchmarkVectorStage/100k", "chromem/lore", ""},
+	{"rerank 20×256 tokens, MiniLM-L-6 shape, ONNX Runtime (ms)", "BenchmarkRerank", "ort-L6-ms", ""},
+	{"lore's ONNX Runtime backend / a bare onnxruntime_go session", "BenchmarkRerank", "lore/bare-ort", "≤ 1.1"},
+	{"hugot pure-Go backend / ONNX Runtime", "BenchmarkRerank", "hugot/ort", ""},
+}
+
+// askStages are AskTTFT's stages, in the order a question goes through them.
+var askStages = []struct{ unit, what string }{
+	{"startup-ms", "process start to its first request to Ollama (config, index, graph, reranker loaded)"},
+	{"before-embed-ms", "first request to the query embedding (server and model checks)"},
+	{"query-embed-ms", "query embedding, /api/embed round trip"},
+	{"retrieve-ms", "retrieve stage as lore times it (embedding + BM25 + HNSW + RRF)"},
+	{"rerank-ms", "rerank stage (tiny random cross-encoder)"},
+	{"to-chat-ms", "end of the query embedding to the /api/chat request"},
+	{"ollama-ttft-ms", "/api/chat request to its first byte, as lore sent it"},
+	{"direct-ttft-ms", "the same request sent straight to the server: its first token"},
+	{"to-stdout-ms", "first byte from the server to the first byte on lore's stdout"},
+	{"lore-ttft-ms", "`lore ask` total: exec to the first answer byte"},
+	{"overhead-ms", "lore's overhead: total minus the server's own first-token time"},
+}
+
+func render(r results, now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n## Latest `make bench` run\n\n", begin)
+	fmt.Fprintf(&b, "%s, %s. Each ratio below was measured side by side in this one run; medians where a benchmark repeats.\n\n",
+		now.UTC().Format("2006-01-02"), cmp.Or(r.cpu, "unknown CPU"))
+	b.WriteString("| comparison | this run | target |\n|---|---:|---|\n")
+	for _, t := range tracked {
+		if v, ok := r.get(t.bench, t.unit); ok {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", t.what, format(v), t.target)
+		}
+	}
+	if _, ok := r.metrics["BenchmarkRealOllama/AskTTFT"]; ok {
+		b.WriteString("\n`lore ask` against a real Ollama server, stage by stage (median of 9 rounds, ms):\n\n| stage | ms |\n|---|---:|\n")
+		for _, s := range askStages {
+			if v, ok := r.get("BenchmarkRealOllama/AskTTFT", s.unit); ok {
+				fmt.Fprintf(&b, "| %s | %s |\n", s.what, format(v))
+			}
+		}
+	}
+	b.WriteString("\nEvery metric of the run:\n\n| benchmark | metric | value |\n|---|---|---:|\n")
+	for _, name := range r.order {
+		for _, m := range r.metrics[name] {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), m.unit, format(m.value))
+		}
+	}
+	if len(r.notes) > 0 {
+		b.WriteString("\nPrinted by the benchmarks:\n\n```\n" + strings.Join(r.notes, "\n") + "\n```\n")
+	}
+	b.WriteString(end + "\n")
+	return b.String()
+}
+
+// format prints a number with sensible precision for a table.
+func format(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return commas(strconv.FormatFloat(v, 'f', 0, 64))
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+}
+
+func commas(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+// splice replaces the generated section of md, or puts it after the first
+// paragraph when there is none yet.
+func splice(md, section string) string {
+	if i := strings.Index(md, begin); i >= 0 {
+		if j := strings.Index(md[i:], end); j >= 0 {
+			return md[:i] + section + md[i+j+len(end)+1:]
+		}
+	}
+	at := strings.Index(md, "\n## ")
+	if at < 0 {
+		return md + "\n" + section
+	}
+	return md[:at+1] + section + "\n" + md[at+1:]
+}
