@@ -33,10 +33,10 @@ test:
 	# hugot's pure-Go backend (GoMLX) races internally; its tests run here, without -race.
 	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid' ./rerank/ ./cmd/lore/
 
-# Benchmarks, not tests: about ten minutes on 2 cores. Results: BENCHMARKS.md.
-bench: ort
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./index/ ./rerank/
-	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+# Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
+# server included. Writes the generated section of BENCHMARKS.md.
+bench: ort ollama
+	scripts/bench.sh
 
 # Retrieval at 1M chunks: tens of minutes and several GiB of memory.
 bench-large:

@@ -132,5 +132,8 @@ else
   fail=$((fail + 1))
 fi
 
+stop_server TERM
+check "no Ollama server or runner is left running" test -z "$(pgrep -f "^$ollama " || true)"
+
 echo "e2e: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

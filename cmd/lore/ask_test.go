@@ -210,6 +210,17 @@ func TestOfflineDialsOnlyOllama(t *testing.T) {
 	}
 }
 
+// TestDebugLogsEveryDial: `lore --debug` shows each connection it opens, so
+// a user can audit offline mode without strace.
+func TestDebugLogsEveryDial(t *testing.T) {
+	e, srv := askEnv(t)
+	defer recordDials(nil)
+	r := e.run(false, "--debug", "ask", "--index", "go", "how do I cancel a context?")
+	if want := "msg=dial network=tcp addr=" + strings.TrimPrefix(srv.URL, "http://"); r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Fatalf("exit %d; stderr lacks %q:\n%s", r.code, want, r.stderr)
+	}
+}
+
 func TestAskSlowFirstToken(t *testing.T) {
 	e, srv := askEnv(t)
 	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"late [1]"}, FirstDelay: 300 * time.Millisecond})

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// dialRecorder, when set (tests, `--debug`), sees every connection lore
-// opens: the offline guarantee is tested by asserting that nothing but the
-// Ollama host is ever dialed.
+// dialRecorder, when set (tests; `--debug` logs each dial), sees every
+// connection lore opens: the offline guarantee is tested by asserting that
+// nothing but the Ollama host is ever dialed.
 var dialRecorder struct {
 	sync.Mutex
 	fn func(network, addr string)

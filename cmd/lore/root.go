@@ -170,6 +170,8 @@ func setupLog(cfg config.Config, debug bool, stderr io.Writer) {
 	if debug {
 		w = io.MultiWriter(w, stderr)
 		level = slog.LevelDebug
+		// Every connection lore opens, so a user can audit offline mode.
+		recordDials(func(network, addr string) { slog.Debug("dial", "network", network, "addr", addr) })
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
 }
