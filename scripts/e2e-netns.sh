@@ -17,6 +17,7 @@ ip link set lo up
 
 setsid "$E2E_OLLAMA" serve >>"$work/server.netns.log" 2>&1 &
 pid=$!
+echo "$pid" >>"$work/netns.pids"
 trap 'kill -TERM -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null' EXIT
 for _ in $(seq 200); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && break; sleep 0.05; done
 

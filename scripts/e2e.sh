@@ -133,7 +133,7 @@ else
 fi
 
 stop_server TERM
-check "no Ollama server or runner is left running" test -z "$(pgrep -f "^$ollama " || true)"
+check "no Ollama server or runner is left running" test -z "$(left_running)"
 
 echo "e2e: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -11,10 +11,19 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_server() {
   setsid "$ollama" serve >>"$work/server.log" 2>&1 &
   server_pid=$!
+  echo "$server_pid" >>"$work/server.pids"
   for _ in $(seq 200); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && return 0; sleep 0.05; done
   echo "the Ollama server did not start; its log:" >&2
   tail -20 "$work/server.log" >&2
   return 1
+}
+
+# left_running prints the servers started under $work that are still alive,
+# and any runner serving a model from $work.
+left_running() {
+  local pid
+  for pid in $(cat "$work"/*.pids 2>/dev/null); do kill -0 "$pid" 2>/dev/null && echo "$pid"; done
+  pgrep -f "$OLLAMA_MODELS" || true
 }
 
 stop_server() { # signal
