@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/rand"
@@ -244,6 +245,12 @@ func (p *recordingProxy) askOnce(b *testing.B, e *env) (map[string]time.Duration
 	return st, p.chat
 }
 
+func selfPeakRSSMiB() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Maxrss) / 1024
+}
+
 func benchProcEnv(e *env) []string {
 	vars := []string{"LORE_TEST_MAIN=1", "PATH=" + os.Getenv("PATH")}
 	for k, v := range e.vars {
@@ -311,15 +318,48 @@ func benchIndexEmbed(b *testing.B, host string, m benchModels) {
 
 // freeBuild builds an index of src in dir under the model's name and
 // dimension with vectors that cost nothing, and returns how long it took.
+// The build runs in a child process: Linux hands a child the parent's peak
+// RSS at exec (ru_maxrss is carried over from the address space the child
+// replaces), so a large build in this process would show up as the peak of
+// every lore process measured after it.
 func freeBuild(b *testing.B, host, model, src, dir string) (time.Duration, int) {
 	dim := modelDim(b, host, model)
-	opt := index.BuildOptions{Name: "default", Paths: []string{src}, Embedder: &freeEmbedder{model: model, dim: dim, rng: rand.New(rand.NewSource(1))},
+	spec, _ := json.Marshal(freeBuildSpec{Src: src, Dir: dir, Model: model, Dim: dim})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{"LORE_TEST_FREE_BUILD=" + string(spec)}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("build: %v: %s", err, out)
+	}
+	secs, err := strconv.ParseFloat(string(bytes.TrimSpace(out)), 64)
+	if err != nil {
+		b.Fatalf("build: %s", out)
+	}
+	return time.Duration(secs * float64(time.Second)), dim
+}
+
+type freeBuildSpec struct {
+	Src, Dir, Model string
+	Dim             int
+}
+
+// runFreeBuild is the child side of freeBuild (see TestMain): it prints the
+// build's seconds.
+func runFreeBuild(specJSON string) int {
+	var spec freeBuildSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	opt := index.BuildOptions{Name: "default", Paths: []string{spec.Src}, Embedder: &freeEmbedder{model: spec.Model, dim: spec.Dim, rng: rand.New(rand.NewSource(1))},
 		EmbedBatchSize: 64, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
 	start := time.Now()
-	if _, err := index.Build(context.Background(), dir, opt); err != nil {
-		b.Fatal(err)
+	if _, err := index.Build(context.Background(), spec.Dir, opt); err != nil {
+		fmt.Println(err)
+		return 1
 	}
-	return time.Since(start), dim
+	fmt.Println(time.Since(start).Seconds())
+	return 0
 }
 
 // modelDim asks the server for one embedding.
@@ -410,6 +450,9 @@ func benchAskRSS(b *testing.B, host string, m benchModels) {
 		total = append(total, time.Duration(res.Timings["total"]*float64(time.Millisecond)))
 	}
 	slices.Sort(rss)
+	if self := selfPeakRSSMiB(); rss[0] <= self {
+		b.Fatalf("lore ask peaked at %.0f MiB, no more than this process's %.0f MiB: the number is this process's, not lore's", rss[0], self)
+	}
 	b.ReportMetric(float64(st.Chunks), "chunks")
 	b.ReportMetric(float64(dim), "dim")
 	b.ReportMetric(build.Seconds(), "build-s")

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LORE_TEST_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], newIO()))
 	}
+	if spec := os.Getenv("LORE_TEST_FREE_BUILD"); spec != "" {
+		os.Exit(runFreeBuild(spec))
+	}
 	os.Exit(m.Run())
 }
 
