@@ -24,7 +24,7 @@ for _ in $(seq 200); do curl -sf "http://$OLLAMA_HOST/" >/dev/null && break; sle
 # A web provider and its key are configured in both runs; the reranker (a
 # random-weight model, so its scores are arbitrary) and the threshold decide
 # the route: far below every score keeps the docs, far above asks the web.
-export LORE_WEB_PROVIDER=tavily LORE_RERANKER=hugot LORE_RERANK_MODEL=e2e-reranker
+export LORE_WEB_PROVIDER=tavily LORE_RERANKER=hugot
 question="how do I keep lore from indexing a folder?"
 port=${OLLAMA_HOST##*:}
 
