@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -86,6 +87,9 @@ type Config struct {
 	Candidates   int     // passages retrieved for reranking
 	TopK         int     // passages given to the model
 	HistoryTurns int     // past exchanges sent along
+	// StallTimeout bounds the wait for the next piece of an answer once it
+	// has started (the first piece may take as long as loading the model).
+	StallTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -106,6 +110,9 @@ func (c *Config) defaults() {
 	}
 	if c.HistoryTurns <= 0 {
 		c.HistoryTurns = 4
+	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = 2 * time.Minute
 	}
 }
 
@@ -466,10 +473,19 @@ func (r *run) generate(turn Turn) error {
 	if r.cfg.KeepAlive > 0 {
 		req.KeepAlive = &api.Duration{Duration: r.cfg.KeepAlive}
 	}
+	// A server that stops mid-answer without closing the connection (stuck,
+	// or a network that drops packets silently) would otherwise hold the
+	// turn until TCP keepalive gives up, minutes later.
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	defer cancel(nil)
+	stall := time.AfterFunc(time.Duration(math.MaxInt64), func() { cancel(ErrStalled) })
+	defer stall.Stop()
+
 	start := time.Now()
 	var answer strings.Builder
 	done := false
-	err := r.a.Chat.Chat(r.ctx, req, func(resp api.ChatResponse) error {
+	err := r.a.Chat.Chat(ctx, req, func(resp api.ChatResponse) error {
+		stall.Reset(r.cfg.StallTimeout)
 		if tok := resp.Message.Content; tok != "" {
 			if answer.Len() == 0 {
 				r.res.FirstToken = time.Since(start)
@@ -483,9 +499,12 @@ func (r *run) generate(turn Turn) error {
 			r.res.DoneReason = resp.DoneReason
 			r.res.PromptTokens, r.res.AnswerTokens = resp.PromptEvalCount, resp.EvalCount
 		}
-		return r.ctx.Err()
+		return ctx.Err()
 	})
 	r.res.Answer = answer.String()
+	if errors.Is(context.Cause(ctx), ErrStalled) && r.ctx.Err() == nil {
+		return fmt.Errorf("%w for %s: is it overloaded or stuck? (`ollama ps`)", ErrStalled, r.cfg.StallTimeout)
+	}
 	// The ollama client returns nil when the stream is cut short (it does
 	// not check the reader's error), so a missing final message is the only
 	// sign that the server died or the turn was cancelled.
@@ -496,6 +515,10 @@ func (r *run) generate(turn Turn) error {
 	}
 	return err
 }
+
+// ErrStalled means the answer started and then nothing came for
+// Config.StallTimeout.
+var ErrStalled = errors.New("Ollama stopped sending the answer")
 
 // ErrStreamCut means the model's answer stopped before its final message.
 var ErrStreamCut = errors.New("the answer stream ended before the model finished (Ollama stopped or the connection dropped)")

@@ -354,3 +354,15 @@ func TestStreamCutIsAnError(t *testing.T) {
 		t.Fatalf("%#v", last)
 	}
 }
+
+// TestStalledAnswerEnds: an answer that starts and then stops coming (the
+// connection stays open) ends with ErrStalled and keeps what arrived.
+func TestStalledAnswerEnds(t *testing.T) {
+	chat := &fakeChat{answer: []string{"partial ", "never"}, block: make(chan struct{})}
+	a := &Agent{Config: Config{Model: "m", StallTimeout: 20 * time.Millisecond}, Retriever: &fakeRetriever{passages: docs},
+		Reranker: fakeReranker{[]float32{3, 0, 0}}, Chat: chat}
+	_, res, last := collect(t, a, context.Background(), Turn{Question: "q"})
+	if f, ok := last.(Failed); !ok || !errors.Is(f.Err, ErrStalled) || res.Answer != "partial " {
+		t.Fatalf("%#v", last)
+	}
+}
