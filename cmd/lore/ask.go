@@ -206,6 +206,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		printAnswer(streams, res, streamed)
 	}
 	status.timings(res)
+	status.session(id)
 	if runErr != nil {
 		return code, runErr
 	}
@@ -493,6 +494,12 @@ func (s *status) note(msg string) {
 func (s *status) done(name string, d time.Duration) {
 	if s.on {
 		fmt.Fprintf(s.w, "%-9s %6.0f ms\n", name, ms(d))
+	}
+}
+
+func (s *status) session(id string) {
+	if s.on {
+		fmt.Fprintf(s.w, "follow up with: lore ask --session %s \"...\"\n", id)
 	}
 }
 

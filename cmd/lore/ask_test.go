@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,10 @@ func TestAskPlainAndTTY(t *testing.T) {
 	r = e.run(true, "ask", "--index", "go", "how do I cancel a context?")
 	if r.code != 0 || !strings.Contains(r.stdout, "\x1b[") || !strings.Contains(r.stdout, "Sources:") || !strings.Contains(r.stderr, "generate") {
 		t.Errorf("tty output:\n%q\nstderr %q", r.stdout, r.stderr)
+	}
+	// On a terminal, how to continue the conversation; never on stdout.
+	if !regexp.MustCompile(`follow up with: lore ask --session [0-9a-f]+ "..."`).MatchString(r.stderr) || strings.Contains(r.stdout, "--session") {
+		t.Errorf("no follow-up hint on stderr: %q", r.stderr)
 	}
 }
 
