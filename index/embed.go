@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,13 @@ type OllamaEmbedder struct {
 	numCtx int // the model's context length, from Check
 	docPfx string
 	qryPfx string
+
+	// QueryNumCtx, when set, is the num_ctx of query embeddings in place of
+	// the model's context length (a query is short either way). lore ask
+	// sets it to the chat num-ctx when one model both embeds and answers:
+	// Ollama restarts a model's runner whenever num_ctx changes, which
+	// would otherwise happen twice for every question.
+	QueryNumCtx int
 }
 
 // Instruction prefixes some embedding models were trained with. Applying
@@ -80,7 +88,7 @@ func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	e.numCtx = numCtx
-	v, err := e.embed(ctx, []string{"dimension probe"})
+	v, err := e.embed(ctx, []string{"dimension probe"}, e.numCtx)
 	if err != nil {
 		return 0, err
 	}
@@ -92,28 +100,28 @@ func (e *OllamaEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([]
 	for i, t := range texts {
 		in[i] = e.docPfx + t
 	}
-	return e.embed(ctx, in)
+	return e.embed(ctx, in, e.numCtx)
 }
 
 func (e *OllamaEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	v, err := e.embed(ctx, []string{e.qryPfx + text})
+	v, err := e.embed(ctx, []string{e.qryPfx + text}, cmp.Or(e.QueryNumCtx, e.numCtx))
 	if err != nil {
 		return nil, err
 	}
 	return v[0], nil
 }
 
-func (e *OllamaEmbedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (e *OllamaEmbedder) embed(ctx context.Context, texts []string, numCtx int) ([][]float32, error) {
 	var resp *api.EmbedResponse
 	truncate := true
 	err := ollama.Retry(ctx, 5, func() error {
 		var err error
 		req := &api.EmbedRequest{Model: e.model, Input: texts, Truncate: &truncate}
-		if e.numCtx > 0 {
+		if numCtx > 0 {
 			// Truncation is to num_ctx, whose server default can exceed
 			// what the model was trained on; a real server then refuses
 			// long chunks ("the input length exceeds the context length").
-			req.Options = map[string]any{"num_ctx": e.numCtx}
+			req.Options = map[string]any{"num_ctx": numCtx}
 		}
 		resp, err = e.client.Embed(ctx, req)
 		return err

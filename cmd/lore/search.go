@@ -98,7 +98,11 @@ func openSearcherDial(ctx context.Context, cfg config.Config, noRerank bool, not
 			ix.Close()
 			return nil, err
 		}
-		s.emb = index.NewOllamaEmbedder(ollama.NewClient(host, dial), host.String(), model)
+		emb := index.NewOllamaEmbedder(ollama.NewClient(host, dial), host.String(), model)
+		if sameModel(model, cfg.ChatModel) {
+			emb.QueryNumCtx = cfg.NumCtx
+		}
+		s.emb = emb
 	} else {
 		notice("lexical search only: the index was built with --embedder none")
 	}
@@ -110,6 +114,17 @@ func openSearcherDial(ctx context.Context, cfg config.Config, noRerank bool, not
 		notice(s.rr.notice)
 	}
 	return s, nil
+}
+
+// sameModel compares Ollama model names, an untagged name meaning :latest.
+func sameModel(a, b string) bool {
+	tag := func(n string) string {
+		if !strings.Contains(n[strings.LastIndexByte(n, '/')+1:], ":") {
+			return n + ":latest"
+		}
+		return n
+	}
+	return tag(a) == tag(b)
 }
 
 func (s *searcher) Close() {

@@ -26,11 +26,12 @@ type Server struct {
 	// Fail makes the next Fail /api/embed requests answer 503.
 	Fail atomic.Int32
 
-	mu     sync.Mutex
-	inputs [][]string
-	delay  time.Duration
-	chats  []ChatRequest
-	script ChatScript
+	mu          sync.Mutex
+	inputs      [][]string
+	embedNumCtx []int
+	delay       time.Duration
+	chats       []ChatRequest
+	script      ChatScript
 }
 
 // ChatScript says how /api/chat answers.
@@ -91,6 +92,14 @@ func (s *Server) Requests() [][]string {
 	return append([][]string(nil), s.inputs...)
 }
 
+// EmbedNumCtx returns the num_ctx option of every /api/embed request so
+// far (0 when absent), in order.
+func (s *Server) EmbedNumCtx() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.embedNumCtx...)
+}
+
 // EmbeddedInputs counts the texts embedded, leaving out lore's dimension probe.
 func (s *Server) EmbeddedInputs() int {
 	n := 0
@@ -144,8 +153,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model string
-		Input any
+		Model   string
+		Input   any
+		Options map[string]any
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid input type")
@@ -161,8 +171,10 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 			inputs = append(inputs, str)
 		}
 	}
+	numCtx, _ := req.Options["num_ctx"].(float64)
 	s.mu.Lock()
 	s.inputs = append(s.inputs, inputs)
+	s.embedNumCtx = append(s.embedNumCtx, int(numCtx))
 	s.mu.Unlock()
 	if s.Fail.Load() > 0 {
 		s.Fail.Add(-1)
