@@ -84,7 +84,7 @@ func benchAskTTFT(b *testing.B, host string, m benchModels) {
 	proxy := newRecordingProxy(b, host)
 	e.vars["OLLAMA_HOST"] = proxy.URL
 	const rounds = 9
-	var stages = map[string][]time.Duration{}
+	stages := map[string][]time.Duration{}
 	for round := range rounds + 1 {
 		st, prompt := proxy.askOnce(b, e)
 		direct := directTTFT(b, host, prompt)
@@ -101,7 +101,7 @@ func benchAskTTFT(b *testing.B, host string, m benchModels) {
 		"retrieve", "rerank", "to-chat", "ollama-ttft", "to-stdout"} {
 		b.ReportMetric(benchdata.Millis(stages[k], 50), k+"-ms")
 	}
-	b.ReportMetric(float64(benchdata.Millis(stages["lore-ttft"], 50))/benchdata.Millis(stages["direct-ttft"], 50), "lore/direct")
+	b.ReportMetric(benchdata.Millis(stages["lore-ttft"], 50)/benchdata.Millis(stages["direct-ttft"], 50), "lore/direct")
 }
 
 // withTinyReranker installs a random-weight cross-encoder of the tiny shape
