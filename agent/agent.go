@@ -485,7 +485,9 @@ func (r *run) generate(turn Turn) error {
 	var answer strings.Builder
 	done := false
 	err := r.a.Chat.Chat(ctx, req, func(resp api.ChatResponse) error {
-		stall.Reset(r.cfg.StallTimeout)
+		// Only the wait for Ollama counts: emit may block on a slow reader.
+		stall.Stop()
+		defer stall.Reset(r.cfg.StallTimeout)
 		if tok := resp.Message.Content; tok != "" {
 			if answer.Len() == 0 {
 				r.res.FirstToken = time.Since(start)

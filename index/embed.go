@@ -41,8 +41,9 @@ type OllamaEmbedder struct {
 	docPfx string
 	qryPfx string
 
-	// QueryNumCtx, when set, is the num_ctx of query embeddings in place of
-	// the model's context length (a query is short either way). lore ask
+	// QueryNumCtx, when set, is the num_ctx of query embeddings (otherwise
+	// the model's context length once Check has run, else the server's
+	// default; a query is short either way). lore ask
 	// sets it to the chat num-ctx when one model both embeds and answers:
 	// Ollama restarts a model's runner whenever num_ctx changes, which
 	// would otherwise happen twice for every question.

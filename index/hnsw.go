@@ -396,7 +396,7 @@ func readHNSW(r io.Reader) (*hnsw, error) {
 			if err := binary.Read(br, binary.LittleEndian, &c); err != nil {
 				return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
 			}
-			if int(c) > 2*int(m) {
+			if int(c) > 2*int(m) || 4*int(c) > len(buf) {
 				return nil, fmt.Errorf("%w: node %d has %d links, more than %d", errGraphFormat, i, c, 2*m)
 			}
 			links := make([]uint32, c)

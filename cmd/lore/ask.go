@@ -192,9 +192,12 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		}
 	}
 	res, code, runErr := outcome(final)
+	saved := false
 	if res.Answer != "" || len(res.Sources) > 0 {
 		if _, err := sessions.Append(context.WithoutCancel(ctx), id, sessionTurn(res)); err != nil {
 			slog.Warn("save session", "err", err)
+		} else {
+			saved = true
 		}
 	}
 	switch {
@@ -206,7 +209,9 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		printAnswer(streams, res, streamed)
 	}
 	status.timings(res)
-	status.session(id)
+	if saved {
+		status.session(id)
+	}
 	if runErr != nil {
 		return code, runErr
 	}

@@ -126,7 +126,7 @@ func withTinyReranker(b *testing.B, e *env) {
 type recordingProxy struct {
 	*httptest.Server
 	mu   sync.Mutex
-	reqs []proxied
+	reqs []*proxied
 	chat []byte
 }
 
@@ -141,44 +141,44 @@ func newRecordingProxy(b *testing.B, host string) *recordingProxy {
 	rp.FlushInterval = -1 // stream as the server writes
 	p := &recordingProxy{}
 	rp.ModifyResponse = func(resp *http.Response) error {
-		resp.Body = &timedBody{ReadCloser: resp.Body, p: p, i: resp.Request.Context().Value(reqIndex{}).(int)}
+		resp.Body = &timedBody{ReadCloser: resp.Body, mu: &p.mu, r: resp.Request.Context().Value(reqKey{}).(*proxied)}
 		return nil
 	}
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		p.mu.Lock()
-		i := len(p.reqs)
-		p.reqs = append(p.reqs, proxied{path: r.URL.Path, start: time.Now()})
+		req := &proxied{path: r.URL.Path, start: time.Now()}
+		p.reqs = append(p.reqs, req)
 		if r.URL.Path == "/api/chat" {
 			p.chat = body
 		}
 		p.mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqIndex{}, i)))
+		rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), reqKey{}, req)))
 	}))
 	b.Cleanup(p.Close)
 	return p
 }
 
-type reqIndex struct{}
+type reqKey struct{}
 
 type timedBody struct {
 	io.ReadCloser
-	p *recordingProxy
-	i int
+	mu *sync.Mutex
+	r  *proxied
 }
 
 func (t *timedBody) Read(buf []byte) (int, error) {
 	n, err := t.ReadCloser.Read(buf)
 	now := time.Now()
-	t.p.mu.Lock()
-	if r := &t.p.reqs[t.i]; n > 0 && r.firstByte.IsZero() {
-		r.firstByte = now
+	t.mu.Lock()
+	if n > 0 && t.r.firstByte.IsZero() {
+		t.r.firstByte = now
 	}
 	if err != nil {
-		t.p.reqs[t.i].end = now
+		t.r.end = now
 	}
-	t.p.mu.Unlock()
+	t.mu.Unlock()
 	return n, err
 }
 
@@ -216,8 +216,8 @@ func (p *recordingProxy) askOnce(b *testing.B, e *env) (map[string]time.Duration
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var embed, chat *proxied
-	for i := range p.reqs {
-		switch r := &p.reqs[i]; r.path {
+	for _, r := range p.reqs {
+		switch r.path {
 		case "/api/embed":
 			embed = cmp.Or(embed, r)
 		case "/api/chat":
@@ -318,10 +318,11 @@ func benchIndexEmbed(b *testing.B, host string, m benchModels) {
 
 // freeBuild builds an index of src in dir under the model's name and
 // dimension with vectors that cost nothing, and returns how long it took.
-// The build runs in a child process: Linux hands a child the parent's peak
-// RSS at exec (ru_maxrss is carried over from the address space the child
-// replaces), so a large build in this process would show up as the peak of
-// every lore process measured after it.
+// The build runs in a child process: os/exec clones with
+// CLONE_VM|CLONE_VFORK, so the child execs out of this process's address
+// space and Linux carries that space's peak into the child's ru_maxrss; a
+// large build here would show up as the peak of every lore process
+// measured after it.
 func freeBuild(b *testing.B, host, model, src, dir string) (time.Duration, int) {
 	dim := modelDim(b, host, model)
 	spec, _ := json.Marshal(freeBuildSpec{Src: src, Dir: dir, Model: model, Dim: dim})

@@ -222,7 +222,7 @@ func commas(s string) string {
 func splice(md, section string) string {
 	if i := strings.Index(md, begin); i >= 0 {
 		if j := strings.Index(md[i:], end); j >= 0 {
-			return md[:i] + section + md[i+j+len(end)+1:]
+			return md[:i] + section + strings.TrimPrefix(md[i+j+len(end):], "\n")
 		}
 	}
 	at := strings.Index(md, "\n## ")

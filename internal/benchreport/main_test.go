@@ -51,6 +51,14 @@ func TestReportKeepsHandWrittenTextAndReplacesItsSection(t *testing.T) {
 	}
 }
 
+func TestReportReplacesASectionAtTheEndOfTheFile(t *testing.T) {
+	res, _ := parse(strings.NewReader(sample))
+	md := strings.TrimSuffix(splice("# B\n", render(res, time.Now())), "\n")
+	if out := splice(md, render(res, time.Now())); strings.Count(out, begin) != 1 {
+		t.Fatalf("%d sections", strings.Count(out, begin))
+	}
+}
+
 func TestReportRefusesInputWithoutResults(t *testing.T) {
 	if _, err := parse(strings.NewReader("FAIL lore/index\n")); err == nil {
 		t.Fatal("no error for output without benchmark results")
