@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -63,12 +62,6 @@ func genCorpus(tb testing.TB, dir string, files, sections int) {
 	}
 }
 
-func peakRSSMiB() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Maxrss) / 1024
-}
-
 func dirSize(dir string) int64 {
 	var n int64
 	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
@@ -97,7 +90,7 @@ func BenchmarkIndex100k(b *testing.B) {
 		b.ReportMetric(float64(sum.Chunks), "chunks")
 		b.ReportMetric(float64(sum.Chunks)/time.Since(start).Seconds(), "chunks/s")
 		b.ReportMetric(float64(dirSize(dir))/(1<<20), "MiB-on-disk")
-		b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+		b.ReportMetric(benchdata.PeakRSSMiB(), "peak-RSS-MiB")
 	}
 }
 

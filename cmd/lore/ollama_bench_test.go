@@ -245,12 +245,6 @@ func (p *recordingProxy) askOnce(b *testing.B, e *env) (map[string]time.Duration
 	return st, p.chat
 }
 
-func selfPeakRSSMiB() float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Maxrss) / 1024
-}
-
 func benchProcEnv(e *env) []string {
 	vars := []string{"LORE_TEST_MAIN=1", "PATH=" + os.Getenv("PATH")}
 	for k, v := range e.vars {
@@ -451,7 +445,7 @@ func benchAskRSS(b *testing.B, host string, m benchModels) {
 		total = append(total, time.Duration(res.Timings["total"]*float64(time.Millisecond)))
 	}
 	slices.Sort(rss)
-	if self := selfPeakRSSMiB(); rss[0] <= self {
+	if self := benchdata.PeakRSSMiB(); rss[0] <= self {
 		b.Fatalf("lore ask peaked at %.0f MiB, no more than this process's %.0f MiB: the number is this process's, not lore's", rss[0], self)
 	}
 	b.ReportMetric(float64(st.Chunks), "chunks")

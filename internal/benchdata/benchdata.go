@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -163,4 +164,11 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 func Millis(d []time.Duration, pct float64) float64 {
 	slices.Sort(d)
 	return float64(Percentile(d, pct).Microseconds()) / 1000
+}
+
+// PeakRSSMiB is this process's peak resident memory.
+func PeakRSSMiB() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Maxrss) / 1024
 }
