@@ -64,40 +64,30 @@ func (h *hugotReranker) Close() error {
 func (h *hugotReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	cleaned := make([]string, len(passages))
-	for i, p := range passages {
-		cleaned[i] = clean(p)
+	return score(ctx, h.tok, query, passages, h.opt.BatchSize, h.forward)
+}
+
+// forward scores one batch: one logit per passage.
+func (h *hugotReranker) forward(q tokens, docs []tokens) ([]float32, error) {
+	inputs := make([]string, len(docs))
+	for i, d := range docs {
+		inputs[i] = q.text + "[SEP]" + d.text // the pipeline's own pair format for BERT models
 	}
-	q, docs, err := h.tok.pairs(query, cleaned)
-	if err != nil {
-		return nil, err
+	batch := backends.NewBatch(len(inputs))
+	defer batch.Destroy()
+	if err := h.pipe.Preprocess(batch, inputs); err != nil {
+		return nil, fmt.Errorf("hugot: %w", err)
 	}
-	out := make([]Result, 0, len(passages))
-	err = batches(ctx, len(passages), h.opt.BatchSize, func(lo, hi int) error {
-		inputs := make([]string, hi-lo)
-		for i, d := range docs[lo:hi] {
-			inputs[i] = q.text + "[SEP]" + d.text // the pipeline's own pair format for BERT models
-		}
-		batch := backends.NewBatch(len(inputs))
-		defer batch.Destroy()
-		if err := h.pipe.Preprocess(batch, inputs); err != nil {
-			return fmt.Errorf("hugot: %w", err)
-		}
-		if err := h.pipe.Forward(batch); err != nil {
-			return fmt.Errorf("hugot: %w", err)
-		}
-		logits, ok := batch.OutputValues[0].([][]float32)
-		if !ok || len(logits) < len(inputs) {
-			return fmt.Errorf("hugot: unexpected output %T", batch.OutputValues[0])
-		}
-		for i := range inputs {
-			out = append(out, Result{Index: lo + i, Score: logits[i][0]})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if err := h.pipe.Forward(batch); err != nil {
+		return nil, fmt.Errorf("hugot: %w", err)
 	}
-	sortResults(out)
+	logits, ok := batch.OutputValues[0].([][]float32)
+	if !ok || len(logits) < len(inputs) {
+		return nil, fmt.Errorf("hugot: unexpected output %T", batch.OutputValues[0])
+	}
+	out := make([]float32, len(inputs))
+	for i := range out {
+		out[i] = logits[i][0]
+	}
 	return out, nil
 }

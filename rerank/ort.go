@@ -121,30 +121,7 @@ func (r *ortReranker) Model() string   { return r.opt.ModelName }
 func (r *ortReranker) Close() error    { return r.sess.Destroy() }
 
 func (r *ortReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
-	cleaned := make([]string, len(passages))
-	for i, p := range passages {
-		cleaned[i] = clean(p)
-	}
-	q, docs, err := r.tok.pairs(query, cleaned)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Result, 0, len(passages))
-	err = batches(ctx, len(passages), r.opt.BatchSize, func(lo, hi int) error {
-		logits, err := r.run(q, docs[lo:hi])
-		if err != nil {
-			return err
-		}
-		for i, l := range logits {
-			out = append(out, Result{Index: lo + i, Score: l})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sortResults(out)
-	return out, nil
+	return score(ctx, r.tok, query, passages, r.opt.BatchSize, r.run)
 }
 
 // run scores one batch and returns one logit per passage.

@@ -100,6 +100,37 @@ func (None) Rerank(_ context.Context, _ string, passages []string) ([]Result, er
 	return out, nil
 }
 
+// score is the part of Rerank the backends share: passages cleaned, query
+// and passages tokenised once, then run on batches of at most batchSize
+// pairs (one logit per passage back), best first.
+func score(ctx context.Context, tok *pairTokenizer, query string, passages []string, batchSize int,
+	run func(q tokens, docs []tokens) ([]float32, error)) ([]Result, error) {
+	cleaned := make([]string, len(passages))
+	for i, p := range passages {
+		cleaned[i] = clean(p)
+	}
+	q, docs, err := tok.pairs(query, cleaned)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(passages))
+	err = batches(ctx, len(docs), batchSize, func(lo, hi int) error {
+		logits, err := run(q, docs[lo:hi])
+		if err != nil {
+			return err
+		}
+		for i, l := range logits {
+			out = append(out, Result{Index: lo + i, Score: l})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortResults(out)
+	return out, nil
+}
+
 // sortResults orders by score, best first; ties keep input order.
 func sortResults(rs []Result) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Score > rs[j].Score })
