@@ -37,9 +37,10 @@ type Passage struct {
 	Start, End  int
 	Heading     string
 	Text        string
-	Score       float64 // fused retrieval score
-	LexicalRank int     // 0 when BM25 did not find it
-	VectorRank  int     // 0 when the vector search did not
+	Score       float64  // fused retrieval score
+	LexicalRank int      // 0 when BM25 did not find it
+	VectorRank  int      // 0 when the vector search did not
+	Rerank      *float32 // cross-encoder logit, once reranked
 }
 
 // Scored is a reranker's verdict on passage Index.
@@ -54,9 +55,9 @@ type WebResult struct {
 	Score               float64
 }
 
-// Retriever finds candidate passages, best first.
+// Retriever finds up to n candidate passages, best first.
 type Retriever interface {
-	Retrieve(ctx context.Context, query string, n int) ([]Passage, error)
+	Retrieve(ctx context.Context, query string, n int) (Retrieval, error)
 }
 
 // Reranker scores passages for a query, best first (raw logits).
@@ -142,6 +143,7 @@ type Result struct {
 	Model          string
 	BestScore      *float32
 	Sources        []Source
+	Candidates     []Passage // every retrieved passage, in ranked order
 	Answer         string
 	Invalid        []int // [n] markers pointing at no source
 	Notice         string
@@ -172,12 +174,13 @@ func (a *Agent) Run(ctx context.Context, turn Turn) <-chan Event {
 }
 
 type run struct {
-	a       *Agent
-	cfg     Config
-	ctx     context.Context
-	events  chan<- Event
-	res     Result
-	started time.Time
+	a         *Agent
+	cfg       Config
+	ctx       context.Context
+	events    chan<- Event
+	res       Result
+	started   time.Time
+	lastStage Stage
 }
 
 // emit delivers an event unless the consumer is gone. Final events are
@@ -196,6 +199,7 @@ func (r *run) emit(e Event) {
 
 // stage times fn as one node of the state machine.
 func (r *run) stage(s Stage, fn func() error) error {
+	r.lastStage = s
 	r.emit(StageStarted{s})
 	start := time.Now()
 	err := fn()
@@ -247,40 +251,23 @@ func (r *run) do(turn Turn) {
 	}
 
 	// 2. retrieve and rerank.
-	var passages []Passage
-	if err := r.stage(StageRetrieve, func() error {
-		var err error
-		passages, err = r.a.Retriever.Retrieve(r.ctx, r.res.Standalone, r.cfg.Candidates)
-		return err
-	}); err != nil {
-		r.finish(fmt.Errorf("retrieve: %w", err))
+	ranking, err := Rank(r.ctx, r.a.Retriever, r.a.Reranker, r.res.Standalone, r.cfg.Candidates, r.stage)
+	if ranking.Notice != "" {
+		r.emit(Notice{ranking.Notice})
+	}
+	if err != nil {
+		r.finish(fmt.Errorf("%s: %w", r.lastStage, err))
 		return
 	}
-	var scores []Scored
-	if r.a.Reranker != nil && len(passages) > 0 {
-		if err := r.stage(StageRerank, func() error {
-			texts := make([]string, len(passages))
-			for i, p := range passages {
-				texts[i] = p.Heading + "\n" + p.Text
-			}
-			var err error
-			scores, err = r.a.Reranker.Rerank(r.ctx, r.res.Standalone, texts)
-			return err
-		}); err != nil {
-			r.finish(fmt.Errorf("rerank: %w", err))
-			return
-		}
-	}
-	r.res.Sources = docSources(passages, scores, r.cfg.TopK)
-	if len(scores) > 0 {
-		best := scores[0].Score
-		r.res.BestScore = &best
-	}
+	passages := ranking.Passages
+	r.res.Candidates = passages
+	r.res.Sources = docSources(passages, r.cfg.TopK)
+	r.res.BestScore = ranking.Best
 
 	// 3. route.
 	var route Route
 	r.stage(StageRoute, func() error {
-		route = r.route(passages, scores)
+		route = r.route(passages, ranking.Best)
 		return nil
 	})
 
@@ -343,14 +330,14 @@ func (r *run) addNotice(n string) {
 // the best logit reaches the threshold. Without one, the documented
 // fallback signal is retrieval agreement: the best passage was found by
 // both BM25 and the vector search (or, in a lexical-only index, by BM25).
-func (r *run) route(passages []Passage, scores []Scored) Route {
+func (r *run) route(passages []Passage, best *float32) Route {
 	confident := false
 	switch {
 	case len(passages) == 0:
 		r.res.RoutedOnSignal = "no passages found"
-	case len(scores) > 0:
-		confident = scores[0].Score >= r.cfg.Threshold
-		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", scores[0].Score, r.cfg.Threshold)
+	case best != nil:
+		confident = *best >= r.cfg.Threshold
+		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", *best, r.cfg.Threshold)
 	default:
 		top := passages[0]
 		lexicalOnly := true
@@ -371,32 +358,12 @@ func (r *run) route(passages []Passage, scores []Scored) Route {
 	return RouteNone
 }
 
-// docSources orders passages by rerank score (when given) and numbers the
-// best k.
-func docSources(passages []Passage, scores []Scored, k int) []Source {
-	order := make([]int, 0, len(passages))
-	rer := map[int]float32{}
-	if len(scores) > 0 {
-		for _, s := range scores {
-			order = append(order, s.Index)
-			rer[s.Index] = s.Score
-		}
-	} else {
-		for i := range passages {
-			order = append(order, i)
-		}
-	}
-	var out []Source
-	for _, i := range order {
-		if len(out) == k || i < 0 || i >= len(passages) {
-			continue
-		}
-		p := passages[i]
-		src := Source{N: len(out) + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text, Score: p.Score}
-		if s, ok := rer[i]; ok {
-			src.Rerank = &s
-		}
-		out = append(out, src)
+// docSources numbers the best k passages (already in ranked order).
+func docSources(passages []Passage, k int) []Source {
+	out := make([]Source, 0, min(k, len(passages)))
+	for _, p := range passages[:min(k, len(passages))] {
+		out = append(out, Source{N: len(out) + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
+			Score: p.Score, Rerank: p.Rerank, LexicalRank: p.LexicalRank, VectorRank: p.VectorRank})
 	}
 	return out
 }

@@ -16,9 +16,9 @@ type fakeRetriever struct {
 	queries  []string
 }
 
-func (f *fakeRetriever) Retrieve(_ context.Context, q string, n int) ([]Passage, error) {
+func (f *fakeRetriever) Retrieve(_ context.Context, q string, n int) (Retrieval, error) {
 	f.queries = append(f.queries, q)
-	return f.passages[:min(n, len(f.passages))], nil
+	return Retrieval{Passages: f.passages[:min(n, len(f.passages))], Mode: "hybrid"}, nil
 }
 
 // fakeReranker scores passages with fixed logits, in input order.

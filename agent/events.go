@@ -35,6 +35,18 @@ type SourcesChosen struct {
 	Notice string
 }
 
+// Notice is something the user should know about how the turn ran: the
+// search was lexical only, no reranker is installed, Ollama is down. It is
+// information, not a failure.
+type Notice struct{ Text string }
+
+// Saved says the finished turn is stored in a session (sent just before
+// the final event, by the engine that saves it).
+type Saved struct {
+	SessionID string
+	Turn      int
+}
+
 // Token is a piece of the answer as it streams.
 type Token struct{ Text string }
 
@@ -55,6 +67,8 @@ func (StageStarted) event()  {}
 func (StageFinished) event() {}
 func (SourcesChosen) event() {}
 func (Token) event()         {}
+func (Notice) event()        {}
+func (Saved) event()         {}
 func (Done) event()          {}
 func (Failed) event()        {}
 func (Cancelled) event()     {}

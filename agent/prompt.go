@@ -32,7 +32,10 @@ type Source struct {
 	Text    string
 	Score   float64  // fused retrieval score, or the web service's
 	Rerank  *float32 // cross-encoder logit, when reranked
-	Cited   bool
+	// LexicalRank and VectorRank are the passage's ranks in each
+	// retriever (0: not found by it); web sources have neither.
+	LexicalRank, VectorRank int
+	Cited                   bool
 }
 
 // Label is how the source is shown: "path:start-end > heading" or the URL.

@@ -34,6 +34,22 @@ func Open(dir, name string) (*Index, error) {
 	return &Index{name: name, dir: dir, gen: gen, st: st}, nil
 }
 
+// Generation names the build this Index reads. A `lore index --rebuild`
+// publishes a new one; CurrentGeneration tells a long-lived reader when to
+// reopen.
+func (ix *Index) Generation() string { return ix.gen }
+
+// CurrentGeneration is the generation that Open(dir, ...) would read now,
+// or "" when the index has not been built.
+func CurrentGeneration(dir string) string { return readPointer(dir, currentFile) }
+
+// Chunks counts the chunks in the index.
+func (ix *Index) Chunks(ctx context.Context) (int, error) {
+	var n int
+	err := ix.st.db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n)
+	return n, err
+}
+
 // Close releases the database.
 func (ix *Index) Close() error { return ix.st.Close() }
 

@@ -267,33 +267,57 @@ func int64Args(ids []int64) []any {
 	return args
 }
 
-// vectorGraph loads the index's graph once. A reader never writes the
-// file: a missing, corrupt or stale graph is repaired in memory from the
-// stored vectors, and the next `lore index` writes it back.
+// vectorGraph returns the index's graph, loading it on first use and
+// catching up with vectors that a `lore index` running beside this process
+// has stored since (a long-lived chat must see them). A load that fails or
+// is cancelled caches nothing: the next search tries again with its own
+// context. A reader never writes the file: a missing, corrupt or stale graph
+// is repaired in memory from the stored vectors, and the next `lore index`
+// writes it back.
 func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
-	ix.graphOnce.Do(func() {
+	ix.graphMu.Lock()
+	defer ix.graphMu.Unlock()
+	version, err := ix.vectorVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load vector graph: %w", err)
+	}
+	if ix.graph != nil && version == ix.graphVersion {
+		return ix.graph, nil
+	}
+	g := ix.graph
+	if g == nil {
 		d, _ := ix.st.meta(ctx, "dim")
 		dim, _ := strconv.Atoi(d)
 		if dim == 0 {
-			ix.graph = newVectorGraph(1)
-			return
+			return newVectorGraph(1), nil
 		}
-		g, err := readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim)
-		if err != nil {
+		if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
 			g = newVectorGraph(dim)
 		}
-		if _, _, err := syncGraph(ctx, ix.st, g, nil); err != nil {
-			ix.graphErr = fmt.Errorf("load vector graph: %w", err)
-			return
-		}
-		ix.graph = g
-	})
-	return ix.graph, ix.graphErr
+	}
+	// syncGraph is idempotent, so a half-done catch-up is kept and finished
+	// by the next call.
+	ix.graph = g
+	if _, _, err := syncGraph(ctx, ix.st, g, nil); err != nil {
+		return nil, fmt.Errorf("load vector graph: %w", err)
+	}
+	ix.graphVersion = version
+	return g, nil
+}
+
+// vectorVersion changes whenever vectors are added (a higher id) or a build
+// finishes (which is when unused vectors are dropped). Both are index
+// lookups, cheap enough to run before every vector search.
+func (ix *Index) vectorVersion(ctx context.Context) (string, error) {
+	var maxID int64
+	var built string
+	err := ix.st.db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM vectors), 0), coalesce((SELECT value FROM meta WHERE key = 'built_at'), '')`).Scan(&maxID, &built)
+	return strconv.FormatInt(maxID, 10) + "/" + built, err
 }
 
 // graphState is embedded in Index.
 type graphState struct {
-	graphOnce sync.Once
-	graph     *vectorGraph
-	graphErr  error
+	graphMu      sync.Mutex
+	graph        *vectorGraph
+	graphVersion string
 }

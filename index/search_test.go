@@ -110,3 +110,22 @@ func FuzzFTSQuery(f *testing.F) {
 		}
 	})
 }
+
+// A first vector search that is cancelled while the graph loads must not
+// leave the index without vector search for the rest of the process (the
+// chat keeps one Index open for hours).
+func TestCancelledGraphLoadIsNotCached(t *testing.T) {
+	emb := newFakeEmbedder("fake", 16)
+	ix := searchIndex(t, emb)
+	vec := ollamatest.Vector("autumn", 16)
+	normalize(vec)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ix.SearchVector(ctx, "autumn", vec, SearchOptions{Limit: 5}, 0); err == nil {
+		t.Fatal("a cancelled search succeeded")
+	}
+	res, err := ix.SearchVector(context.Background(), "autumn", vec, SearchOptions{Limit: 5}, 0)
+	if err != nil || res.Mode != "hybrid" || len(res.Hits) == 0 {
+		t.Fatalf("search after a cancelled one: %v %+v", err, res)
+	}
+}

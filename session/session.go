@@ -45,6 +45,7 @@ var ErrNotFound = errors.New("no such session")
 type Source struct {
 	N       int    `json:"n"`
 	Label   string `json:"label"`
+	Root    string `json:"source,omitempty"` // the indexed folder Path is relative to
 	Path    string `json:"path,omitempty"`
 	Start   int    `json:"start_line,omitempty"`
 	End     int    `json:"end_line,omitempty"`

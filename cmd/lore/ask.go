@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,11 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"lore/agent"
+	"lore/app"
 	"lore/config"
-	"lore/internal/ollama"
-	"lore/rerank"
-	"lore/session"
-	"lore/websearch"
 )
 
 // Exit codes of lore ask, beyond the common ones.
@@ -113,69 +109,22 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		return exitUsage, usageError{errors.New("no question: lore ask \"...\" or pipe it on stdin")}
 	}
 	status := newStatus(streams, opts.verbose && !opts.json || streams.ErrTTY && !opts.json)
-	s, err := openSearcherDial(ctx, cfg, opts.noRerank, status.note, dialer())
+	eng, err := app.Open(app.Options{Config: cfg, NoRerank: opts.noRerank, Dial: dialer()})
 	if err != nil {
 		return exitError, err
 	}
-	defer s.Close()
-
-	a := &agent.Agent{
-		Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
-			Threshold: float32(cfg.WebFallbackThreshold), Candidates: s.rr.candidates, TopK: opts.k},
-		Retriever: retrieverAdapter{s},
-	}
-	a.Config.KeepAlive, _ = time.ParseDuration(cfg.KeepAlive)
-	if _, none := s.rr.r.(rerank.None); !none {
-		a.Reranker = rerankerAdapter{s.rr.r}
-	}
-	host, err := config.ParseOllamaHost(cfg.OllamaHost)
+	defer eng.Close()
+	id, events, err := eng.Ask(ctx, app.AskRequest{SessionID: opts.sessionID, Turn: agent.Turn{Question: opts.question, Context: extra}, K: opts.k})
 	if err != nil {
 		return exitError, err
 	}
-	client := ollama.NewClient(host, dialer())
-	switch _, err := ollama.Check(ctx, client, host.String(), cfg.ChatModel); {
-	case err == nil:
-		a.Chat = client
-	case errors.Is(err, ollama.ErrUnreachable):
-		status.note(firstLine(err.Error()))
-	default:
-		return exitError, err
-	}
-	// Offline mode builds no web client at all.
-	if cfg.Mode == "online" {
-		web, err := newWebSearcher(cfg)
-		if err != nil {
-			status.note("online mode without a web search: " + err.Error())
-		} else {
-			a.Web = webAdapter{web}
-		}
-	}
-
-	var history []agent.Message
-	sessions, err := session.Open(filepath.Join(cfg.DataDir, "sessions.db"))
-	if err != nil {
-		return exitError, err
-	}
-	defer sessions.Close()
-	id := opts.sessionID
-	if id != "" {
-		se, err := sessions.Get(ctx, id)
-		if err != nil {
-			return exitError, err
-		}
-		for _, t := range se.Turns {
-			history = append(history, agent.Message{Role: "user", Content: t.Question}, agent.Message{Role: "assistant", Content: t.Answer})
-		}
-	} else {
-		id = session.NewID()
-	}
-
-	turn := agent.Turn{Question: opts.question, Context: extra, History: history}
 	var final agent.Event
-	var streamed bool
+	var streamed, saved bool
 	plain := !opts.json && !streams.OutTTY
-	for e := range a.Run(ctx, turn) {
+	for e := range events {
 		switch e := e.(type) {
+		case agent.Notice:
+			status.note(e.Text)
 		case agent.StageFinished:
 			status.done(string(e.Stage), e.Duration)
 		case agent.SourcesChosen:
@@ -187,19 +136,13 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 				io.WriteString(streams.Out, e.Text)
 				streamed = true
 			}
+		case agent.Saved:
+			saved = true
 		case agent.Done, agent.Failed, agent.Cancelled:
 			final = e
 		}
 	}
 	res, code, runErr := outcome(final)
-	saved := false
-	if res.Answer != "" || len(res.Sources) > 0 {
-		if _, err := sessions.Append(context.WithoutCancel(ctx), id, sessionTurn(res)); err != nil {
-			slog.Warn("save session", "err", err)
-		} else {
-			saved = true
-		}
-	}
 	switch {
 	case opts.json:
 		if err := writeAskJSON(streams.Out, res, id); err != nil {
@@ -320,62 +263,6 @@ func readContextFile(spec string) (string, error) {
 		return "", fmt.Errorf("--context-file: %s has %d lines, not %d", path, len(lines), start)
 	}
 	return fmt.Sprintf("%s:%d-%d:\n%s", path, start, min(end, len(lines)), strings.Join(lines[start-1:min(end, len(lines))], "\n")), nil
-}
-
-func newWebSearcher(cfg config.Config) (websearch.Searcher, error) {
-	if cfg.WebProvider == "searxng" {
-		return websearch.NewSearXNG(websearch.SearXNGOptions{URL: cfg.SearXNGURL, Dial: dialer()})
-	}
-	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: dialer()})
-}
-
-// Adapters from lore's components to the agent's small interfaces.
-
-type retrieverAdapter struct{ s *searcher }
-
-func (r retrieverAdapter) Retrieve(ctx context.Context, query string, n int) ([]agent.Passage, error) {
-	res, err := r.s.retrieve(ctx, query, n)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]agent.Passage, len(res.Hits))
-	for i, h := range res.Hits {
-		out[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,
-			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank}
-	}
-	return out, nil
-}
-
-type rerankerAdapter struct{ r rerank.Reranker }
-
-func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []string) ([]agent.Scored, error) {
-	rs, err := a.r.Rerank(ctx, query, passages)
-	out := make([]agent.Scored, len(rs))
-	for i, r := range rs {
-		out[i] = agent.Scored{Index: r.Index, Score: r.Score}
-	}
-	return out, err
-}
-
-type webAdapter struct{ w websearch.Searcher }
-
-func (a webAdapter) Name() string { return a.w.Name() }
-
-func (a webAdapter) Search(ctx context.Context, query string) ([]agent.WebResult, error) {
-	rs, err := a.w.Search(ctx, query)
-	out := make([]agent.WebResult, len(rs))
-	for i, r := range rs {
-		out[i] = agent.WebResult{URL: r.URL, Title: r.Title, Content: r.Content, Score: r.Score}
-	}
-	return out, err
-}
-
-func sessionTurn(r agent.Result) session.Turn {
-	t := session.Turn{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model}
-	for _, s := range r.Sources {
-		t.Sources = append(t.Sources, session.Source{N: s.N, Label: s.Label(), Path: s.Path, Start: s.Start, End: s.End, Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
-	}
-	return t
 }
 
 // printAnswer prints the answer (rendered as markdown on a terminal; plain

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"text/tabwriter"
 
+	"lore/app"
 	"lore/config"
 )
 
@@ -53,16 +54,20 @@ func runEval(ctx context.Context, cfg config.Config, opts *searchOptions, stream
 			qs = append(qs, q)
 		}
 	}
-	s, err := openSearcher(ctx, cfg, opts.noRerank, func(msg string) { fmt.Fprintf(streams.Err, "note: %s\n", msg) })
+	eng, err := app.Open(app.Options{Config: cfg, NoRerank: opts.noRerank, Dial: dialer()})
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer eng.Close()
+	for _, n := range eng.Notices() {
+		fmt.Fprintf(streams.Err, "note: %s\n", n)
+	}
+	reranker := eng.Reranker()
 	scores := map[string]*evalScore{"all": {}}
 	for _, q := range qs {
 		rank := 0
-		res, err := s.search(ctx, q.Question, opts.k)
-		for i, h := range res.Hits {
+		res, err := eng.Search(ctx, q.Question, opts.k)
+		for i, h := range res.Passages {
 			for _, g := range q.Gold {
 				if rank == 0 && h.Path == g.Path && h.Start <= g.Lines[1] && h.End >= g.Lines[0] {
 					rank = i + 1
@@ -97,7 +102,7 @@ func runEval(ctx context.Context, cfg config.Config, opts *searchOptions, stream
 		sc.Hit1, sc.HitK, sc.MRR = sc.Hit1/n, sc.HitK/n, sc.MRR/n
 	}
 	if opts.json {
-		return json.NewEncoder(streams.Out).Encode(map[string]any{"k": opts.k, "reranker": s.rr.r.Backend(), "scores": scores})
+		return json.NewEncoder(streams.Out).Encode(map[string]any{"k": opts.k, "reranker": reranker, "scores": scores})
 	}
 	kinds := make([]string, 0, len(scores))
 	for k := range scores {

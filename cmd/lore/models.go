@@ -9,6 +9,7 @@ import (
 	"github.com/knights-analytics/hugot"
 	"github.com/spf13/cobra"
 
+	"lore/app"
 	"lore/internal/units"
 	"lore/rerank"
 )
@@ -51,7 +52,7 @@ $XDG_DATA_HOME/lore/models.`,
 				return json.NewEncoder(streams.Out).Encode(ms)
 			}
 			if len(ms) == 0 {
-				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, modelHint)
+				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, app.ModelHint)
 				return nil
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
@@ -114,7 +115,7 @@ $XDG_DATA_HOME/lore/models.`,
 			}
 			dir, err := s.Find(args[0])
 			if err != nil {
-				return fmt.Errorf("%w: %s", err, modelHint)
+				return fmt.Errorf("%w: %s", err, app.ModelHint)
 			}
 			fmt.Fprintln(streams.Out, dir)
 			return nil
@@ -123,8 +124,6 @@ $XDG_DATA_HOME/lore/models.`,
 	cmd.AddCommand(list, pull, imp, path)
 	return cmd
 }
-
-const modelHint = "get one with `lore models pull " + rerank.DefaultORTModel + "` (online) or `lore models import DIR`"
 
 // hfDownload fetches a cross-encoder with hugot's Hugging Face downloader.
 func hfDownload(ctx context.Context, name, dest string) (string, error) {

@@ -12,10 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"lore/app"
 	"lore/config"
-	"lore/index"
-	"lore/internal/ollama"
-	"lore/rerank"
 )
 
 type searchOptions struct {
@@ -72,132 +70,6 @@ thinks the passage more likely relevant than not.`,
 	return cmd
 }
 
-// searcher runs retrieval for one index: the index, the query embedder
-// and the reranker, opened once and used for many queries.
-type searcher struct {
-	ix     *index.Index
-	emb    index.Embedder
-	rr     rerankSetup
-	cfg    config.Config
-	notice func(string)
-}
-
-func openSearcher(ctx context.Context, cfg config.Config, noRerank bool, notice func(string)) (*searcher, error) {
-	return openSearcherDial(ctx, cfg, noRerank, notice, dialer())
-}
-
-func openSearcherDial(ctx context.Context, cfg config.Config, noRerank bool, notice func(string), dial ollama.DialFunc) (*searcher, error) {
-	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
-	if err != nil {
-		return nil, err
-	}
-	s := &searcher{ix: ix, cfg: cfg, notice: notice}
-	if model := ix.EmbedderModel(ctx); model != "none" {
-		host, err := config.ParseOllamaHost(cfg.OllamaHost)
-		if err != nil {
-			ix.Close()
-			return nil, err
-		}
-		emb := index.NewOllamaEmbedder(ollama.NewClient(host, dial), host.String(), model)
-		if sameModel(model, cfg.ChatModel) {
-			emb.QueryNumCtx = cfg.NumCtx
-		}
-		s.emb = emb
-	} else {
-		notice("lexical search only: the index was built with --embedder none")
-	}
-	if s.rr, err = openReranker(cfg, noRerank); err != nil {
-		ix.Close()
-		return nil, err
-	}
-	if s.rr.notice != "" {
-		notice(s.rr.notice)
-	}
-	return s, nil
-}
-
-// sameModel compares Ollama model names, an untagged name meaning :latest.
-func sameModel(a, b string) bool {
-	tag := func(n string) string {
-		if !strings.Contains(n[strings.LastIndexByte(n, '/')+1:], ":") {
-			return n + ":latest"
-		}
-		return n
-	}
-	return tag(a) == tag(b)
-}
-
-func (s *searcher) Close() {
-	s.rr.r.Close()
-	s.ix.Close()
-}
-
-// scoredHit is a search result with its rerank score (nil when not reranked).
-type scoredHit struct {
-	index.Hit
-	Rerank *float32
-}
-
-type searchResult struct {
-	Mode    string
-	Hits    []scoredHit
-	Timings index.Timings
-	Rerank  time.Duration
-	Total   time.Duration
-}
-
-// retrieve runs hybrid retrieval for n candidates. Without Ollama the
-// query cannot be embedded; keyword search still works, and says so.
-func (s *searcher) retrieve(ctx context.Context, query string, n int) (index.Results, error) {
-	opt := index.SearchOptions{Limit: n, Depth: s.cfg.SearchDepth, RRFK: s.cfg.RRFK, Embedder: s.emb}
-	res, err := s.ix.Search(ctx, query, opt)
-	if err != nil && s.emb != nil && errors.Is(err, ollama.ErrUnreachable) {
-		s.notice("Ollama is not reachable, so this is lexical search only: " + firstLine(err.Error()))
-		s.emb, opt.Embedder = nil, nil
-		res, err = s.ix.Search(ctx, query, opt)
-	}
-	return res, err
-}
-
-// search retrieves candidates and reranks them, returning the best k.
-func (s *searcher) search(ctx context.Context, query string, k int) (searchResult, error) {
-	start := time.Now()
-	res, err := s.retrieve(ctx, query, max(k, s.rr.candidates))
-	if err != nil {
-		return searchResult{}, err
-	}
-	out := searchResult{Mode: res.Mode, Timings: res.Timings}
-	hits := make([]scoredHit, len(res.Hits))
-	for i, h := range res.Hits {
-		hits[i] = scoredHit{Hit: h}
-	}
-	if _, none := s.rr.r.(rerank.None); !none && len(hits) > 0 {
-		t := time.Now()
-		passages := make([]string, len(hits))
-		for i, h := range hits {
-			passages[i] = h.Heading + "\n" + h.Text
-		}
-		scores, err := s.rr.r.Rerank(ctx, query, passages)
-		if err != nil {
-			return out, fmt.Errorf("rerank: %w", err)
-		}
-		reordered := make([]scoredHit, len(scores))
-		for i, sc := range scores {
-			score := sc.Score
-			reordered[i] = hits[sc.Index]
-			reordered[i].Rerank = &score
-		}
-		hits = reordered
-		out.Rerank = time.Since(t)
-	}
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	out.Hits = hits
-	out.Total = time.Since(start)
-	return out, nil
-}
-
 func runSearch(ctx context.Context, cfg config.Config, query string, opts *searchOptions, streams *ioStreams) error {
 	notice := func(msg string) {
 		slog.Info(msg)
@@ -205,17 +77,23 @@ func runSearch(ctx context.Context, cfg config.Config, query string, opts *searc
 			fmt.Fprintf(streams.Err, "note: %s\n", msg)
 		}
 	}
-	s, err := openSearcher(ctx, cfg, opts.noRerank, notice)
+	eng, err := app.Open(app.Options{Config: cfg, NoRerank: opts.noRerank, Dial: dialer()})
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	res, err := s.search(ctx, query, opts.k)
+	defer eng.Close()
+	res, err := eng.Search(ctx, query, opts.k)
 	if err != nil {
 		return err
+	}
+	for _, n := range eng.Notices() {
+		notice(n)
+	}
+	if res.Notice != "" {
+		notice(res.Notice)
 	}
 	if opts.json {
-		return writeSearchJSON(streams.Out, query, cfg.Index, s.rr.r.Backend(), res)
+		return writeSearchJSON(streams.Out, query, cfg.Index, res)
 	}
 	printSearch(streams.Out, res, streams.OutTTY)
 	return nil
@@ -253,12 +131,12 @@ func rankPtr(r int) *int {
 	return &r
 }
 
-func writeSearchJSON(w io.Writer, query, indexName, reranker string, res searchResult) error {
-	out := searchJSON{Query: query, Index: indexName, Mode: res.Mode, Reranker: reranker, Results: []searchResultJSON{},
-		Timings: map[string]float64{"embed": ms(res.Timings.Embed), "vector": ms(res.Timings.Vector), "lexical": ms(res.Timings.Lexical),
-			"fuse": ms(res.Timings.Fuse), "rerank": ms(res.Rerank), "total": ms(res.Total)}}
-	for i, h := range res.Hits {
-		out.Results = append(out.Results, searchResultJSON{Rank: i + 1, Source: h.Source, Path: h.Path, StartLine: h.Start, EndLine: h.End,
+func writeSearchJSON(w io.Writer, query, indexName string, res app.SearchResult) error {
+	out := searchJSON{Query: query, Index: indexName, Mode: res.Mode, Reranker: res.Reranker, Results: []searchResultJSON{},
+		Timings: map[string]float64{"embed": ms(res.Timings["embed"]), "vector": ms(res.Timings["vector"]), "lexical": ms(res.Timings["lexical"]),
+			"fuse": ms(res.Timings["fuse"]), "rerank": ms(res.Rerank), "total": ms(res.Total)}}
+	for i, h := range res.Passages {
+		out.Results = append(out.Results, searchResultJSON{Rank: i + 1, Source: h.Root, Path: h.Path, StartLine: h.Start, EndLine: h.End,
 			Heading: h.Heading, Text: h.Text, Score: h.Score, RerankScore: h.Rerank, LexicalRank: rankPtr(h.LexicalRank), VectorRank: rankPtr(h.VectorRank)})
 	}
 	enc := json.NewEncoder(w)
@@ -266,8 +144,8 @@ func writeSearchJSON(w io.Writer, query, indexName, reranker string, res searchR
 	return enc.Encode(out)
 }
 
-func printSearch(w io.Writer, res searchResult, tty bool) {
-	if len(res.Hits) == 0 {
+func printSearch(w io.Writer, res app.SearchResult, tty bool) {
+	if len(res.Passages) == 0 {
 		fmt.Fprintln(w, "no matching passages")
 		return
 	}
@@ -275,7 +153,7 @@ func printSearch(w io.Writer, res searchResult, tty bool) {
 	if tty {
 		bold, dim, reset = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 	}
-	for i, h := range res.Hits {
+	for i, h := range res.Passages {
 		scores := fmt.Sprintf("fused %.4f", h.Score)
 		if h.Rerank != nil {
 			scores = fmt.Sprintf("rerank %+.2f  %s", *h.Rerank, scores)

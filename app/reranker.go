@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -8,7 +8,10 @@ import (
 	"lore/rerank"
 )
 
-// rerankSetup is the reranker chosen for a command and the knobs that go
+// ModelHint says how to get a reranker model.
+const ModelHint = "get one with `lore models pull " + rerank.DefaultORTModel + "` (online) or `lore models import DIR`"
+
+// rerankSetup is the reranker chosen for an engine and the knobs that go
 // with its backend.
 type rerankSetup struct {
 	r          rerank.Reranker
@@ -22,9 +25,9 @@ var backendDefaults = map[string]struct{ candidates, maxTokens int }{
 	"hugot":       {10, 256},
 }
 
-// openReranker picks a backend and a model as configured: auto tries ONNX
-// Runtime, then the pure-Go backend; with no model installed it returns
-// the no-op reranker and a notice saying how to get one.
+// openReranker is the one place the "auto" choice is made: auto tries ONNX
+// Runtime, then the pure-Go backend; with no model installed it returns the
+// no-op reranker and a notice saying how to get one.
 func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 	none := rerankSetup{r: rerank.None{}, candidates: max(cfg.RerankCandidates, 20)}
 	if disabled || cfg.Reranker == "none" {
@@ -55,9 +58,9 @@ func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 		}
 		if dir == "" {
 			if cfg.RerankModel != "" {
-				return none, fmt.Errorf("rerank-model: %s is not installed: %s", cfg.RerankModel, modelHint)
+				return none, fmt.Errorf("rerank-model: %s is not installed: %s", cfg.RerankModel, ModelHint)
 			}
-			none.notice = "no reranker model installed, results are in fused order: " + modelHint
+			none.notice = "no reranker model installed, results are in fused order: " + ModelHint
 			return none, nil
 		}
 		def := backendDefaults[backend]

@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"time"
+)
+
+// Retrieval is what a Retriever found for one query.
+type Retrieval struct {
+	Passages []Passage // best first by fused score
+	Mode     string    // "hybrid" or "lexical"
+	// Notice says why the search was narrower than asked (no embedder,
+	// Ollama down): shown to the user once, as a Notice event.
+	Notice string
+	// Timings of the retriever's own steps (embed, vector, lexical, fuse).
+	Timings map[string]time.Duration
+}
+
+// Ranking is a query's passages after the one retrieve-then-rerank path.
+type Ranking struct {
+	Retrieval
+	// Passages is Retrieval.Passages reordered by the reranker, each with
+	// its Rerank score set (unchanged when no reranker ran).
+	Passages []Passage
+	Best     *float32 // the best rerank logit; nil without a reranker
+	Rerank   time.Duration
+}
+
+// RerankText is what the cross-encoder reads of a passage.
+func RerankText(p Passage) string { return p.Heading + "\n" + p.Text }
+
+// Rank retrieves n candidates for query and reorders them with rr (nil
+// keeps the fused order). It is lore's one retrieve-then-rerank path: every
+// turn, `lore search` and `lore search --eval` call it, so what eval
+// measures is what ask does. stage, when not nil, wraps each step (the
+// agent times them as events).
+func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, stage func(Stage, func() error) error) (Ranking, error) {
+	if stage == nil {
+		stage = func(_ Stage, fn func() error) error { return fn() }
+	}
+	var out Ranking
+	if err := stage(StageRetrieve, func() error {
+		var err error
+		out.Retrieval, err = ret.Retrieve(ctx, query, n)
+		return err
+	}); err != nil {
+		return out, err
+	}
+	out.Passages = out.Retrieval.Passages
+	if rr == nil || len(out.Passages) == 0 {
+		return out, nil
+	}
+	var scores []Scored
+	start := time.Now()
+	if err := stage(StageRerank, func() error {
+		texts := make([]string, len(out.Passages))
+		for i, p := range out.Passages {
+			texts[i] = RerankText(p)
+		}
+		var err error
+		scores, err = rr.Rerank(ctx, query, texts)
+		return err
+	}); err != nil {
+		return out, err
+	}
+	out.Rerank = time.Since(start)
+	ranked := make([]Passage, 0, len(scores))
+	for _, s := range scores {
+		if s.Index < 0 || s.Index >= len(out.Passages) {
+			continue
+		}
+		p := out.Passages[s.Index]
+		score := s.Score
+		p.Rerank = &score
+		ranked = append(ranked, p)
+	}
+	out.Passages = ranked
+	if len(ranked) > 0 {
+		out.Best = ranked[0].Rerank
+	}
+	return out, nil
+}

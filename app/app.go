@@ -1,0 +1,312 @@
+// Package app is lore's one engine: it opens the configuration, the index,
+// the query embedder, the reranker, the Ollama client, the web client and
+// the sessions once per process, and every front end (lore ask, lore
+// search, the chat, later a server) is a thin adapter over Ask and Search.
+//
+// An Engine lives as long as its process, hours for the chat, so nothing in
+// it is bound to the first caller: the index is reopened when a rebuild
+// publishes a new generation, the vector graph catches up with a refresh
+// running beside it, and an Ollama that was down at start is used as soon
+// as it answers.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"lore/agent"
+	"lore/config"
+	"lore/index"
+	"lore/internal/ollama"
+	"lore/rerank"
+	"lore/session"
+	"lore/websearch"
+)
+
+// Options open an Engine.
+type Options struct {
+	Config config.Config
+	// NoRerank keeps the fused order (lore search --no-rerank).
+	NoRerank bool
+	// Dial is the one dial function every network client uses; the offline
+	// guarantee is tested on it. nil dials directly.
+	Dial ollama.DialFunc
+}
+
+// Engine answers and searches. It is safe for concurrent use.
+type Engine struct {
+	dial     ollama.DialFunc
+	host     *url.URL
+	client   *api.Client
+	rr       rerankSetup
+	sessions *session.Store
+
+	mu         sync.Mutex
+	cfg        config.Config
+	ix         *openIndex
+	retired    []*openIndex // older generations, closed with the engine: a search may still be using one
+	chatReady  map[string]bool
+	ollamaDown time.Time // when embedding last found Ollama unreachable
+	told       map[string]bool
+}
+
+// openIndex is one generation of the index and the embedder for its
+// queries. Neither changes after it is opened, so concurrent turns share
+// it without locks.
+type openIndex struct {
+	ix  *index.Index
+	emb index.Embedder // nil for an index built with --embedder none
+}
+
+// ollamaRetry is how long a search stays lexical after Ollama was found
+// unreachable, so that a chat with Ollama down does not wait on it for
+// every question, yet uses it again soon after it starts.
+const ollamaRetry = 10 * time.Second
+
+// Open opens the engine. A missing index is not an error here (the chat
+// opens on it and says how to build one); Search and Ask report it.
+func Open(opt Options) (*Engine, error) {
+	cfg := opt.Config
+	host, err := config.ParseOllamaHost(cfg.OllamaHost)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{dial: opt.Dial, host: host, client: ollama.NewClient(host, opt.Dial), cfg: cfg,
+		chatReady: map[string]bool{}, told: map[string]bool{}}
+	if e.rr, err = openReranker(cfg, opt.NoRerank); err != nil {
+		return nil, err
+	}
+	if e.sessions, err = session.Open(filepath.Join(cfg.DataDir, "sessions.db")); err != nil {
+		e.rr.r.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close releases everything the engine opened.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, o := range append(e.retired, e.ix) {
+		if o != nil {
+			o.ix.Close()
+		}
+	}
+	e.ix, e.retired = nil, nil
+	e.rr.r.Close()
+	return e.sessions.Close()
+}
+
+// Config is the configuration in force (with the chat's switches applied).
+func (e *Engine) Config() config.Config {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
+}
+
+// SetMode switches between offline and online for the turns that follow.
+func (e *Engine) SetMode(mode string) error {
+	if mode != "offline" && mode != "online" {
+		return fmt.Errorf("mode %q: use offline or online", mode)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg.Mode = mode
+	return nil
+}
+
+// SetModel switches the chat model for the turns that follow.
+func (e *Engine) SetModel(model string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg.ChatModel = model
+}
+
+// SetIndex switches to another index by name. An index that is not built
+// is accepted: Search and Ask say how to build it.
+func (e *Engine) SetIndex(name string) error {
+	probe := e.Config()
+	probe.Index = name
+	if err := probe.Validate(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cfg.Index = name
+	if e.ix != nil {
+		e.retired = append(e.retired, e.ix)
+		e.ix = nil
+	}
+	return nil
+}
+
+// Indexes lists the indexes that have been built, by name.
+func (e *Engine) Indexes() []string {
+	cfg := e.Config()
+	parent := filepath.Dir(cfg.IndexDir())
+	entries, _ := os.ReadDir(parent)
+	var names []string
+	for _, d := range entries {
+		if d.IsDir() && index.CurrentGeneration(filepath.Join(parent, d.Name())) != "" {
+			names = append(names, d.Name())
+		}
+	}
+	return names
+}
+
+// Reranker names the reranker backend in use ("none" without one).
+func (e *Engine) Reranker() string { return e.rr.r.Backend() }
+
+// Sessions is the store every turn is saved in.
+func (e *Engine) Sessions() *session.Store { return e.sessions }
+
+// index returns the current generation of the configured index, reopening
+// it when a `lore index --rebuild` has published a new one since.
+func (e *Engine) index(ctx context.Context) (*openIndex, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	dir := e.cfg.IndexDir()
+	current := index.CurrentGeneration(dir)
+	if e.ix != nil && e.ix.ix.Generation() == current {
+		return e.ix, nil
+	}
+	ix, err := index.Open(dir, e.cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	o := &openIndex{ix: ix}
+	// What the index was built with is read once per generation: a
+	// cancelled first caller must not make it look keyword-only for good.
+	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
+		emb := index.NewOllamaEmbedder(e.client, e.host.String(), model)
+		if sameModel(model, e.cfg.ChatModel) {
+			// Ollama restarts a runner whenever num_ctx changes: embed the
+			// query with the chat's, or every question would restart it twice.
+			emb.QueryNumCtx = e.cfg.NumCtx
+		}
+		o.emb = emb
+	}
+	if e.ix != nil {
+		e.retired = append(e.retired, e.ix)
+	}
+	e.ix = o
+	return o, nil
+}
+
+// IndexInfo describes the index for a status line.
+type IndexInfo struct {
+	Name     string
+	Built    bool
+	Chunks   int
+	Embedder string // "none" for keyword-only
+}
+
+// Index describes the configured index as it is now.
+func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
+	info := IndexInfo{Name: e.Config().Index}
+	o, err := e.index(ctx)
+	if errors.Is(err, index.ErrNoIndex) {
+		return info, nil
+	}
+	if err != nil {
+		return info, err
+	}
+	info.Built = true
+	info.Embedder = o.ix.EmbedderModel(ctx)
+	info.Chunks, err = o.ix.Chunks(ctx)
+	return info, err
+}
+
+// once reports whether key has not been said before in this process.
+func (e *Engine) once(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.told[key] {
+		return false
+	}
+	e.told[key] = true
+	return true
+}
+
+// ChatStatus says whether model can answer now: nil, or an error naming
+// the fix (ollama.ErrUnreachable, ollama.ErrModelMissing). A model found
+// ready is not checked again; one that was not is checked on every call,
+// so starting Ollama or pulling the model needs no restart.
+func (e *Engine) ChatStatus(ctx context.Context, model string) error {
+	e.mu.Lock()
+	ready := e.chatReady[model]
+	e.mu.Unlock()
+	if ready {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := ollama.Check(ctx, e.client, e.host.String(), model); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.chatReady[model] = true
+	e.mu.Unlock()
+	return nil
+}
+
+// markChatDown forgets that model was ready, after a turn found Ollama gone.
+func (e *Engine) markChatDown(model string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.chatReady, model)
+}
+
+// Models lists the models installed in Ollama, by name.
+func (e *Engine) Models(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := e.client.List(ctx)
+	if err != nil {
+		return nil, ollama.Explain(err, e.host.String(), "")
+	}
+	var names []string
+	for _, m := range list.Models {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// sameModel compares Ollama model names, an untagged name meaning :latest.
+func sameModel(a, b string) bool {
+	tag := func(n string) string {
+		if !strings.Contains(n[strings.LastIndexByte(n, '/')+1:], ":") {
+			return n + ":latest"
+		}
+		return n
+	}
+	return tag(a) == tag(b)
+}
+
+// webSearcher builds the web client for online mode. Offline mode never
+// calls it, so no web client exists to dial anything.
+func (e *Engine) webSearcher(cfg config.Config) (websearch.Searcher, error) {
+	if cfg.WebProvider == "searxng" {
+		return websearch.NewSearXNG(websearch.SearXNGOptions{URL: cfg.SearXNGURL, Dial: websearch.DialFunc(e.dial)})
+	}
+	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: websearch.DialFunc(e.dial)})
+}
+
+// agentReranker is the reranker as the agent wants it: nil for none.
+func (e *Engine) agentReranker() agent.Reranker {
+	if _, none := e.rr.r.(rerank.None); none {
+		return nil
+	}
+	return rerankerAdapter{e.rr.r}
+}

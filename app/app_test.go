@@ -1,0 +1,250 @@
+package app
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"lore/agent"
+	"lore/config"
+	"lore/index"
+	"lore/internal/ollama"
+	"lore/internal/ollamatest"
+)
+
+// testConfig is a user's configuration with every folder under a temp dir.
+func testConfig(t *testing.T, host string) config.Config {
+	cfg := config.Defaults()
+	cfg.DataDir = t.TempDir()
+	cfg.OllamaHost = host
+	cfg.Reranker = "none"
+	return cfg
+}
+
+func writeDocs(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func build(t *testing.T, cfg config.Config, docs string, rebuild bool, emb index.Embedder) {
+	t.Helper()
+	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, Rebuild: rebuild, Embedder: emb, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ollamaEmbedder(t *testing.T, srv *ollamatest.Server) index.Embedder {
+	u, _ := url.Parse(srv.URL)
+	return index.NewOllamaEmbedder(ollama.NewClient(u, nil), srv.URL, "nomic-embed-text")
+}
+
+func paths(ps []agent.Passage) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Path)
+	}
+	return strings.Join(out, ",")
+}
+
+// A rebuild or a refresh run in another terminal while the chat is open is
+// picked up by the next search, without errors and without a restart.
+func TestEngineSeesRebuildAndRefresh(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	res, err := e.Search(ctx, "widget", 5)
+	if err != nil || paths(res.Passages) != "a.md" || res.Mode != "hybrid" {
+		t.Fatalf("first search: %v %q %s", err, paths(res.Passages), res.Mode)
+	}
+
+	// A refresh in the same generation: the new file's chunk must be found
+	// by both retrievers, so the vector graph caught up.
+	writeDocs(t, docs, map[string]string{"b.md": "# Beta\n\nThe beta gadget hums.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	res, err = e.Search(ctx, "gadget hums", 5)
+	if err != nil || len(res.Passages) == 0 || res.Passages[0].Path != "b.md" || res.Passages[0].VectorRank == 0 {
+		t.Fatalf("after refresh: %v %+v", err, res.Passages)
+	}
+
+	// A rebuild publishes a new generation and deletes the old one.
+	os.Remove(filepath.Join(docs, "a.md"))
+	build(t, cfg, docs, true, ollamaEmbedder(t, srv))
+	res, err = e.Search(ctx, "widget gadget", 5)
+	if err != nil || paths(res.Passages) != "b.md" {
+		t.Fatalf("after rebuild: %v %q", err, paths(res.Passages))
+	}
+	info, err := e.Index(ctx)
+	if err != nil || !info.Built || info.Chunks != 1 {
+		t.Fatalf("index info after rebuild: %+v %v", info, err)
+	}
+}
+
+// A first search that is cancelled must not leave the vector graph broken
+// for the life of the process.
+func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Search(ctx, "widget", 5); err == nil {
+		t.Fatal("a cancelled search succeeded")
+	}
+	res, err := e.Search(context.Background(), "widget", 5)
+	if err != nil || res.Mode != "hybrid" || len(res.Passages) != 1 || res.Passages[0].VectorRank != 1 {
+		t.Fatalf("search after a cancelled one: %v %+v", err, res)
+	}
+}
+
+// Ollama down when the engine opens, started later: the first turn gets
+// passages only (with a notice naming the fix), the next one an answer.
+func TestOllamaDownThenUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: connection refused
+
+	cfg := testConfig(t, "http://"+addr)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	final, notices := ask(t, e, "what does the widget do?")
+	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteSourcesOnly || !strings.Contains(notices, "ollama serve") {
+		t.Fatalf("with Ollama down: %T %+v, notices %q", final, final, notices)
+	}
+
+	srv := ollamatest.New(t)
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("port %s taken meanwhile: %v", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Config.Handler}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	final, _ = ask(t, e, "what does the widget do?")
+	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteDocs || d.Result.Answer == "" {
+		t.Fatalf("with Ollama up: %T %+v", final, final)
+	}
+}
+
+func ask(t *testing.T, e *Engine, q string) (agent.Event, string) {
+	t.Helper()
+	_, events, err := e.Ask(context.Background(), AskRequest{Turn: agent.Turn{Question: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final agent.Event
+	var notices []string
+	for ev := range events {
+		switch ev := ev.(type) {
+		case agent.Notice:
+			notices = append(notices, ev.Text)
+		case agent.Done, agent.Failed, agent.Cancelled:
+			final = ev
+		}
+	}
+	return final, strings.Join(notices, "\n")
+}
+
+// Turns run concurrently on one engine (the chat's retry while a search
+// runs, a server's requests) share the index and embedder safely, and each
+// is saved in its own session; a follow-up loads its session's history.
+func TestConcurrentTurnsAndSessions(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n", "b.md": "# Beta\n\nThe beta gadget hums.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	var wg sync.WaitGroup
+	ids := make([]string, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, events, err := e.Ask(context.Background(), AskRequest{Turn: agent.Turn{Question: "widget"}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			saved := false
+			for ev := range events {
+				if _, ok := ev.(agent.Saved); ok {
+					saved = true
+				}
+			}
+			if !saved {
+				t.Error("turn not saved")
+			}
+			ids[i] = id
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		se, err := e.Sessions().Get(context.Background(), id)
+		if err != nil || len(se.Turns) != 1 {
+			t.Fatalf("session %s: %v %+v", id, err, se)
+		}
+	}
+
+	_, events, err := e.Ask(context.Background(), AskRequest{SessionID: ids[0], Turn: agent.Turn{Question: "and the gadget?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range events {
+	}
+	chats := srv.Chats()
+	last := chats[len(chats)-1]
+	var all []string
+	for _, m := range last.Messages {
+		all = append(all, m.Content)
+	}
+	if !strings.Contains(strings.Join(all, "\n"), "widget") {
+		t.Fatalf("the follow-up was sent without its history: %q", all)
+	}
+	if se, _ := e.Sessions().Get(context.Background(), ids[0]); len(se.Turns) != 2 {
+		t.Fatalf("follow-up not saved in the same session: %+v", se)
+	}
+}

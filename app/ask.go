@@ -1,0 +1,149 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"lore/agent"
+	"lore/internal/ollama"
+	"lore/session"
+)
+
+// AskRequest is one question for Ask.
+type AskRequest struct {
+	// SessionID continues a saved conversation; "" starts a new one.
+	SessionID string
+	Turn      agent.Turn
+	// Mode and Model override the configuration for this turn ("": as
+	// configured).
+	Mode, Model string
+	// K is how many sources the model is given (0: top-k).
+	K int
+	// SourcesOnly answers with the passages alone, without the model.
+	SourcesOnly bool
+}
+
+// Ask answers a question on a goroutine of its own: it loads the session's
+// history, runs the agent, saves the turn when it ends (an agent.Saved event
+// says so, just before the final event) and returns the session id and the
+// events. The channel closes after the final Done, Failed or Cancelled;
+// cancelling ctx stops the turn and keeps what streamed.
+func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.Event, error) {
+	cfg := e.Config()
+	if req.Mode != "" {
+		cfg.Mode = req.Mode
+	}
+	if req.Model != "" {
+		cfg.ChatModel = req.Model
+	}
+	if req.K <= 0 {
+		req.K = cfg.TopK
+	}
+	id := req.SessionID
+	turn := req.Turn
+	if id != "" {
+		se, err := e.sessions.Get(ctx, id)
+		if err != nil {
+			return "", nil, err
+		}
+		turn.History = History(se)
+	} else {
+		id = session.NewID()
+	}
+	if _, err := e.index(ctx); err != nil {
+		return "", nil, err
+	}
+
+	out := make(chan agent.Event, 64)
+	go func() {
+		defer close(out)
+		a := &agent.Agent{
+			Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
+				Threshold: float32(cfg.WebFallbackThreshold), Candidates: e.rr.candidates, TopK: req.K},
+			Retriever: retriever{e},
+			Reranker:  e.agentReranker(),
+		}
+		a.Config.KeepAlive, _ = time.ParseDuration(cfg.KeepAlive)
+		send := func(ev agent.Event) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for _, n := range e.Notices() {
+			send(agent.Notice{Text: n})
+		}
+		if !req.SourcesOnly {
+			switch err := e.ChatStatus(ctx, cfg.ChatModel); {
+			case err == nil:
+				a.Chat = e.client
+			case errors.Is(err, ollama.ErrUnreachable):
+				send(agent.Notice{Text: firstLine(err.Error())})
+			case ctx.Err() != nil:
+			default:
+				out <- agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}}
+				return
+			}
+		}
+		if cfg.Mode == "online" {
+			if web, err := e.webSearcher(cfg); err != nil {
+				send(agent.Notice{Text: "online mode without a web search: " + err.Error()})
+			} else {
+				a.Web = webAdapter{web}
+			}
+		}
+		for ev := range a.Run(ctx, turn) {
+			var res *agent.Result
+			switch ev := ev.(type) {
+			case agent.Done:
+				res = &ev.Result
+			case agent.Failed:
+				res = &ev.Result
+				if ollama.IsUnreachable(ev.Err) || errors.Is(ev.Err, agent.ErrStreamCut) {
+					e.markChatDown(cfg.ChatModel)
+				}
+			case agent.Cancelled:
+				res = &ev.Result
+			default:
+				send(ev)
+				continue
+			}
+			// Final events are always delivered (the agent's rule too): the
+			// channel has room, and the consumer reads to the end.
+			if res.Answer != "" || len(res.Sources) > 0 {
+				n, err := e.sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(*res))
+				if err != nil {
+					slog.Warn("save session", "err", err)
+					out <- agent.Notice{Text: "could not save this turn: " + err.Error()}
+				} else {
+					out <- agent.Saved{SessionID: id, Turn: n}
+				}
+			}
+			out <- ev
+		}
+	}()
+	return id, out, nil
+}
+
+// History turns a saved session into the agent's conversation history.
+func History(se session.Session) []agent.Message {
+	var h []agent.Message
+	for _, t := range se.Turns {
+		h = append(h, agent.Message{Role: "user", Content: t.Question}, agent.Message{Role: "assistant", Content: t.Answer})
+	}
+	return h
+}
+
+// SessionTurn is what a session keeps of a turn.
+func SessionTurn(r agent.Result) session.Turn {
+	t := session.Turn{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model}
+	for _, s := range r.Sources {
+		t.Sources = append(t.Sources, session.Source{N: s.N, Label: s.Label(), Root: s.Root, Path: s.Path, Start: s.Start, End: s.End,
+			Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
+	}
+	return t
+}

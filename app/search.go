@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"lore/agent"
+	"lore/index"
+	"lore/internal/ollama"
+	"lore/rerank"
+	"lore/websearch"
+)
+
+// SearchResult is what Search found: the passages in ranked order.
+type SearchResult struct {
+	agent.Ranking
+	Reranker string
+	Total    time.Duration
+}
+
+// Search runs the one retrieve-then-rerank path and returns the best k
+// passages. Notices (lexical only, no reranker) are in the result.
+func (e *Engine) Search(ctx context.Context, query string, k int) (SearchResult, error) {
+	start := time.Now()
+	ranking, err := agent.Rank(ctx, retriever{e}, e.agentReranker(), query, max(k, e.rr.candidates), nil)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	if len(ranking.Passages) > k {
+		ranking.Passages = ranking.Passages[:k]
+	}
+	return SearchResult{Ranking: ranking, Reranker: e.rr.r.Backend(), Total: time.Since(start)}, nil
+}
+
+// Notices are what the user should hear once per process about how
+// searches run: no reranker model installed.
+func (e *Engine) Notices() []string {
+	if e.rr.notice != "" && e.once("rerank") {
+		return []string{e.rr.notice}
+	}
+	return nil
+}
+
+// retriever is the engine as the agent's Retriever: hybrid search on the
+// current generation of the index. Without Ollama the query cannot be
+// embedded; keyword search still works, and says so.
+type retriever struct{ e *Engine }
+
+func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Retrieval, error) {
+	e := r.e
+	o, err := e.index(ctx)
+	if err != nil {
+		return agent.Retrieval{}, err
+	}
+	cfg := e.Config()
+	opt := index.SearchOptions{Limit: n, Depth: cfg.SearchDepth, RRFK: cfg.RRFK, Embedder: o.emb}
+	var notice string
+	switch {
+	case o.emb == nil:
+		if e.once("lexical:" + o.ix.Generation()) {
+			notice = "lexical search only: the index was built with --embedder none"
+		}
+	case e.recentlyDown():
+		opt.Embedder = nil
+		notice = "Ollama is not reachable, so this is lexical search only"
+	}
+	res, err := o.ix.Search(ctx, query, opt)
+	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil {
+		e.mu.Lock()
+		e.ollamaDown = time.Now()
+		e.mu.Unlock()
+		notice = "Ollama is not reachable, so this is lexical search only: " + firstLine(err.Error())
+		opt.Embedder = nil
+		res, err = o.ix.Search(ctx, query, opt)
+	}
+	if err != nil {
+		return agent.Retrieval{}, err
+	}
+	out := agent.Retrieval{Mode: res.Mode, Notice: notice, Passages: make([]agent.Passage, len(res.Hits)),
+		Timings: map[string]time.Duration{"embed": res.Timings.Embed, "vector": res.Timings.Vector, "lexical": res.Timings.Lexical, "fuse": res.Timings.Fuse}}
+	for i, h := range res.Hits {
+		out.Passages[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,
+			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank}
+	}
+	return out, nil
+}
+
+// recentlyDown is true for a while after Ollama was found unreachable.
+func (e *Engine) recentlyDown() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.ollamaDown.IsZero() && time.Since(e.ollamaDown) < ollamaRetry
+}
+
+type rerankerAdapter struct{ r rerank.Reranker }
+
+func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []string) ([]agent.Scored, error) {
+	rs, err := a.r.Rerank(ctx, query, passages)
+	out := make([]agent.Scored, len(rs))
+	for i, r := range rs {
+		out[i] = agent.Scored{Index: r.Index, Score: r.Score}
+	}
+	return out, err
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+type webAdapter struct{ w websearch.Searcher }
+
+func (a webAdapter) Name() string { return a.w.Name() }
+
+func (a webAdapter) Search(ctx context.Context, query string) ([]agent.WebResult, error) {
+	rs, err := a.w.Search(ctx, query)
+	out := make([]agent.WebResult, len(rs))
+	for i, r := range rs {
+		out[i] = agent.WebResult{URL: r.URL, Title: r.Title, Content: r.Content, Score: r.Score}
+	}
+	return out, err
+}
