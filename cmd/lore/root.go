@@ -120,6 +120,16 @@ the passages that answer your questions, with a local Ollama model.`,
   lore --index work index ~/work    # a second, separate index`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	chat := &chatOptions{}
+	addChatFlags(root, chat)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		// lore alone opens the chat on a terminal; elsewhere it explains.
+		if !streams.OutTTY || !isTerminal(streams.In) {
+			return cmd.Help()
+		}
+		return runChatCmd(cmd, g, streams, chat)
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
@@ -133,7 +143,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
-		newModelsCmd(g, streams), newVersionCmd(streams))
+		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams))
 	return root
 }
 

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"lore/app"
+	"lore/tui"
+)
+
+type chatOptions struct {
+	resume string
+	online bool
+	model  string
+	theme  string
+}
+
+// resumeLast is --resume given without an id.
+const resumeLast = "last"
+
+func newChatCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &chatOptions{}
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Open the chat (also what `lore` alone does on a terminal)",
+		Long: `Open the interactive chat on the configured index: answers stream as markdown
+with [n] citations you can open in your editor; /help lists the commands.`,
+		Example: `  lore                       # the chat, on a terminal
+  lore chat --resume         # continue the last session
+  lore chat --resume 3f9a1c0e2b7d --online --model qwen2.5:7b`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChatCmd(cmd, g, streams, opts)
+		},
+	}
+	addChatFlags(cmd, opts)
+	return cmd
+}
+
+func addChatFlags(cmd *cobra.Command, opts *chatOptions) {
+	f := cmd.Flags()
+	f.StringVar(&opts.resume, "resume", "", "continue a saved session (the last one when no ID is given)")
+	f.Lookup("resume").NoOptDefVal = resumeLast
+	f.BoolVar(&opts.online, "online", false, "search the web when the docs do not answer")
+	f.StringVarP(&opts.model, "model", "m", "", "Ollama chat model")
+	f.StringVar(&opts.theme, "theme", "auto", "dark, light or auto (from the terminal's background)")
+}
+
+func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *chatOptions) error {
+	if !streams.OutTTY || !isTerminal(streams.In) {
+		return usageError{errors.New("the chat needs a terminal: use `lore ask \"...\"` in scripts and pipes")}
+	}
+	if opts.theme != "auto" && opts.theme != "dark" && opts.theme != "light" {
+		return usageError{fmt.Errorf("--theme %q: use dark, light or auto", opts.theme)}
+	}
+	// The log must not write over the screen: --debug logs to the file only.
+	g.debug = false
+	cfg, err := loadConfig(cmd, g, streams)
+	if err != nil {
+		return err
+	}
+	if opts.online {
+		cfg.Mode = "online"
+	}
+	if opts.model != "" {
+		cfg.ChatModel = opts.model
+	}
+	eng, err := app.Open(app.Options{Config: cfg, Dial: dialer()})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	ctx := cmd.Context()
+	resume := opts.resume
+	if resume == resumeLast {
+		list, err := eng.Sessions().List(ctx)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return errors.New("no saved session to resume: start one with `lore chat`")
+		}
+		resume = list[0].ID
+	}
+	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: streams.Getenv("NO_COLOR") != "",
+		Getenv: streams.Getenv, LogPath: filepath.Join(cfg.StateDir, "lore.log")})
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
+		return fmt.Errorf("chat: %w", err)
+	}
+	return nil
+}
+
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

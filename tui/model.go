@@ -1,0 +1,594 @@
+// Package tui is lore's chat: a Bubble Tea model over the engine. It
+// renders agent events and never runs a turn itself: every question goes
+// through the engine's Ask, so the chat answers exactly as `lore ask` does.
+package tui
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/spinner"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"lore/agent"
+	"lore/app"
+	"lore/config"
+	"lore/internal/ollama"
+	"lore/session"
+)
+
+// Engine is what the chat needs of app.Engine.
+type Engine interface {
+	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
+	Search(ctx context.Context, query string, k int) (app.SearchResult, error)
+	Index(ctx context.Context) (app.IndexInfo, error)
+	ChatStatus(ctx context.Context, model string) error
+	Models(ctx context.Context) ([]string, error)
+	Indexes() []string
+	Notices() []string
+	SetMode(mode string) error
+	SetModel(model string)
+	SetIndex(name string) error
+	Config() config.Config
+	Sessions() *session.Store
+}
+
+// Options start a chat.
+type Options struct {
+	// Resume continues this session; "" starts a new one.
+	Resume string
+	// Theme is "dark", "light" or "auto" (from the terminal's background).
+	Theme string
+	// NoColor is set when NO_COLOR is.
+	NoColor bool
+	// Getenv reads the environment (the editor, tmux, the display).
+	Getenv func(string) string
+	// LogPath is where details of errors go, for the messages that say so.
+	LogPath string
+}
+
+// frame is how long token deltas are gathered before the screen updates.
+const frame = 30 * time.Millisecond
+
+// Model is the chat.
+type Model struct {
+	eng  Engine
+	opts Options
+	ctx  context.Context
+
+	width, height int
+	st            styles
+	theme         string // dark, light or auto
+	bgDark        bool   // the terminal's background, when it told us
+	keys          keyMap
+	help          help.Model
+	showHelp      bool
+	input         textarea.Model
+	spin          spinner.Model
+
+	turns     []*turn
+	sessionID string
+	history   []string // questions asked, for Up/Down
+	histPos   int
+
+	// The running turn: one at a time, with its own context.
+	seq    int
+	cancel context.CancelFunc
+	live   *turn
+	events <-chan agent.Event
+
+	// Scrolling: offset is the first transcript line shown; follow keeps
+	// the bottom in view while an answer streams.
+	offset int
+	follow bool
+
+	info      app.IndexInfo
+	chatErr   error // why the model cannot answer (banner), nil when it can
+	statusMsg string
+	mode      string
+	model     string
+
+	panel    *panel
+	picker   *picker
+	openNext bool // ctrl+o was pressed: the next digit opens that source
+	quitting bool
+	models   []string // for /model completion
+}
+
+// New returns the chat model over eng.
+func New(ctx context.Context, eng Engine, opts Options) *Model {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Theme == "" {
+		opts.Theme = "auto"
+	}
+	cfg := eng.Config()
+	m := &Model{eng: eng, opts: opts, ctx: ctx, theme: opts.Theme, bgDark: true, follow: true,
+		mode: cfg.Mode, model: cfg.ChatModel, sessionID: opts.Resume, width: 80, height: 24}
+	m.keys = newKeyMap("ctrl+j")
+	m.help = help.New()
+	m.input = textarea.New()
+	m.input.Placeholder = "Ask about your documents…  (/help for commands)"
+	m.input.ShowLineNumbers = false
+	m.input.Prompt = "┃ "
+	m.input.SetHeight(1)
+	m.input.MaxHeight = 6
+	m.input.KeyMap.InsertNewline = m.keys.Newline
+	m.input.Focus()
+	m.spin = spinner.New(spinner.WithSpinner(spinner.MiniDot))
+	m.applyTheme()
+	return m
+}
+
+func (m *Model) dark() bool {
+	switch m.theme {
+	case "dark":
+		return true
+	case "light":
+		return false
+	}
+	return m.bgDark
+}
+
+func (m *Model) applyTheme() {
+	m.st = newStyles(m.dark(), m.opts.NoColor)
+	m.input.SetStyles(textarea.DefaultStyles(m.dark()))
+	m.help.Styles = help.DefaultStyles(m.dark())
+}
+
+// Messages from commands (all I/O happens in commands, never in Update).
+type (
+	statusMsg struct {
+		info    app.IndexInfo
+		err     error
+		chatErr error
+		notices []string
+	}
+	turnStartedMsg struct {
+		seq     int
+		session string
+		events  <-chan agent.Event
+		chatErr error
+		err     error
+	}
+	eventsMsg struct {
+		seq    int
+		events []agent.Event
+		closed bool
+	}
+	changedMsg struct {
+		t       *turn
+		changed map[int]bool
+	}
+	infoMsg struct {
+		text string
+		err  error
+	}
+	searchMsg struct {
+		query string
+		res   app.SearchResult
+		err   error
+	}
+	modelsMsg struct {
+		names   []string
+		err     error
+		switch_ string
+	}
+	sessionsMsg struct {
+		list []session.Session
+		err  error
+	}
+	resumeMsg struct {
+		se  session.Session
+		err error
+	}
+	editorDoneMsg struct{ err error }
+	copiedMsg     struct {
+		what, how string
+		err       error
+	}
+	quitNowMsg struct{}
+)
+
+// Init asks the terminal for its background and keyboard, and the engine
+// for the index and the model.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.checkStatus(true), textarea.Blink, m.spin.Tick}
+	if m.theme == "auto" {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if m.sessionID != "" {
+		cmds = append(cmds, m.loadSession(m.sessionID))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) checkStatus(withNotices bool) tea.Cmd {
+	eng, ctx, model := m.eng, m.ctx, m.model
+	return func() tea.Msg {
+		info, err := eng.Index(ctx)
+		msg := statusMsg{info: info, err: err, chatErr: eng.ChatStatus(ctx, model)}
+		if withNotices {
+			msg.notices = eng.Notices()
+		}
+		return msg
+	}
+}
+
+// Update is the chat's state machine. It recovers from a panic in any
+// branch: the terminal stays usable and the log says what happened.
+func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("chat: panic in update", "panic", r, "stack", string(debug.Stack()))
+			m.statusMsg = "internal error (details in " + m.opts.LogPath + ")"
+			cmd = nil
+		}
+	}()
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.bgDark = msg.IsDark()
+		m.applyTheme()
+		return m, nil
+	case tea.KeyboardEnhancementsMsg:
+		if msg.SupportsKeyDisambiguation() {
+			m.keys = newKeyMap("shift+enter")
+			m.input.KeyMap.InsertNewline = m.keys.Newline
+		}
+		return m, nil
+	case spinner.TickMsg:
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return m, cmd
+	case statusMsg:
+		m.info = msg.info
+		m.chatErr = msg.chatErr
+		if msg.err != nil {
+			m.statusMsg = firstLine(msg.err.Error())
+		}
+		for _, n := range msg.notices {
+			m.addInfo("note: " + n)
+		}
+		return m, nil
+	case turnStartedMsg:
+		return m.turnStarted(msg)
+	case eventsMsg:
+		return m.handleEvents(msg)
+	case changedMsg:
+		msg.t.changed = msg.changed
+		msg.t.cache = nil
+		return m, nil
+	case infoMsg:
+		if msg.err != nil {
+			m.addInfo(firstLine(msg.err.Error()))
+		} else {
+			m.addInfo(msg.text)
+		}
+		return m, nil
+	case searchMsg:
+		m.addSearch(msg)
+		return m, nil
+	case modelsMsg:
+		return m.modelsLoaded(msg)
+	case sessionsMsg:
+		if msg.err != nil {
+			m.addInfo(firstLine(msg.err.Error()))
+			return m, nil
+		}
+		m.picker = newSessionPicker(msg.list)
+		return m, nil
+	case resumeMsg:
+		return m.resumed(msg)
+	case editorDoneMsg:
+		if msg.err != nil {
+			m.statusMsg = "editor: " + firstLine(msg.err.Error())
+		}
+		return m, nil
+	case copiedMsg:
+		switch {
+		case msg.err != nil:
+			m.statusMsg = msg.err.Error()
+		default:
+			m.statusMsg = "copied " + msg.what + " (" + msg.how + ")"
+		}
+		return m, nil
+	case quitNowMsg:
+		return m, tea.Quit
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.scroll(-3)
+		case tea.MouseWheelDown:
+			m.scroll(3)
+		}
+		return m, nil
+	case tea.PasteMsg:
+		// Bracketed paste goes into the input, newlines and all: it never sends.
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		m.layout()
+		return m, cmd
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := msg.String()
+	if m.picker != nil {
+		return m.pickerKey(msg)
+	}
+	if m.panel != nil {
+		return m.panelKey(msg)
+	}
+	if m.openNext {
+		m.openNext = false
+		if n := int(msg.Code - '0'); msg.Code >= '1' && msg.Code <= '9' {
+			return m, m.openSource(m.lastTurn(), n)
+		}
+	}
+	switch {
+	case k == "ctrl+c":
+		if m.live != nil {
+			m.cancelTurn()
+			return m, nil
+		}
+		return m.quit()
+	case k == "ctrl+d":
+		return m.quit()
+	case k == "esc":
+		switch {
+		case m.showHelp:
+			m.showHelp = false
+		case m.live != nil:
+			m.cancelTurn()
+		}
+		return m, nil
+	case k == "enter":
+		return m.submit()
+	case k == "pgup":
+		m.scroll(-max(m.transcriptHeight()-2, 1))
+		return m, nil
+	case k == "pgdown":
+		m.scroll(max(m.transcriptHeight()-2, 1))
+		return m, nil
+	case k == "home":
+		m.follow, m.offset = false, 0
+		return m, nil
+	case k == "end":
+		m.follow = true
+		return m, nil
+	case k == "ctrl+t":
+		m.jumpToAnswer()
+		return m, nil
+	case k == "ctrl+s":
+		m.openPanel()
+		return m, nil
+	case k == "ctrl+o":
+		m.openNext = true
+		m.statusMsg = "open which source? press its number"
+		return m, nil
+	case k == "ctrl+y":
+		return m, m.copyAnswer("answer")
+	case strings.HasPrefix(k, "alt+") && len(k) == 5 && k[4] >= '1' && k[4] <= '9':
+		return m, m.openSource(m.lastTurn(), int(k[4]-'0'))
+	case k == "tab":
+		m.complete()
+		return m, nil
+	case k == "?" && m.input.Value() == "":
+		m.showHelp = !m.showHelp
+		return m, nil
+	case (k == "up" || k == "down") && (m.input.Value() == "" || m.histPos < len(m.history)) && m.input.LineCount() <= 1:
+		m.recall(k == "up")
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	m.layout()
+	return m, cmd
+}
+
+// recall puts an earlier question in the input (Up), or a later one (Down).
+func (m *Model) recall(up bool) {
+	if len(m.history) == 0 {
+		return
+	}
+	if up {
+		m.histPos = max(m.histPos-1, 0)
+	} else {
+		m.histPos = min(m.histPos+1, len(m.history))
+	}
+	if m.histPos == len(m.history) {
+		m.input.Reset()
+	} else {
+		m.input.SetValue(m.history[m.histPos])
+	}
+	m.layout()
+}
+
+func (m *Model) quit() (tea.Model, tea.Cmd) {
+	if m.live == nil {
+		return m, tea.Quit
+	}
+	// Let the turn end so that what streamed is saved, then quit; the
+	// agent stops within a moment of its context ending, but never wait
+	// on it for long.
+	m.quitting = true
+	m.cancelTurn()
+	return m, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return quitNowMsg{} })
+}
+
+func (m *Model) cancelTurn() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+}
+
+// submit sends the input: a /command, or a question.
+func (m *Model) submit() (tea.Model, tea.Cmd) {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return m, nil
+	}
+	m.input.Reset()
+	m.layout()
+	m.showHelp = false
+	if strings.HasPrefix(text, "/") {
+		return m.command(text)
+	}
+	return m.ask(text)
+}
+
+// ask starts a turn for question. One turn runs at a time.
+func (m *Model) ask(question string) (tea.Model, tea.Cmd) {
+	if m.live != nil {
+		m.statusMsg = "an answer is still running: esc cancels it"
+		m.input.SetValue(question)
+		return m, nil
+	}
+	if len(m.history) == 0 || m.history[len(m.history)-1] != question {
+		m.history = append(m.history, question)
+	}
+	m.histPos = len(m.history)
+	t := &turn{question: question, started: time.Now()}
+	m.turns = append(m.turns, t)
+	m.live = t
+	m.follow = true
+	m.statusMsg = ""
+	m.seq++
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.cancel = cancel
+	seq, eng, sessionID, mode, model := m.seq, m.eng, m.sessionID, m.mode, m.model
+	return m, func() tea.Msg {
+		// The model is checked again on every send: starting Ollama or
+		// pulling the model needs no restart.
+		chatErr := eng.ChatStatus(ctx, model)
+		req := app.AskRequest{SessionID: sessionID, Turn: agent.Turn{Question: question}, Mode: mode, Model: model,
+			SourcesOnly: chatErr != nil && !errors.Is(chatErr, ollama.ErrUnreachable)}
+		id, events, err := eng.Ask(ctx, req)
+		return turnStartedMsg{seq: seq, session: id, events: events, chatErr: chatErr, err: err}
+	}
+}
+
+func (m *Model) turnStarted(msg turnStartedMsg) (tea.Model, tea.Cmd) {
+	if msg.seq != m.seq || m.live == nil {
+		return m, nil
+	}
+	m.chatErr = msg.chatErr
+	if msg.err != nil {
+		m.live.state, m.live.err = turnFailed, firstLine(msg.err.Error())
+		m.endTurn()
+		return m, nil
+	}
+	m.sessionID = msg.session
+	m.events = msg.events
+	return m, waitEvents(msg.seq, msg.events)
+}
+
+// waitEvents reads the next events of a turn. Tokens that arrive within a
+// frame are delivered together, so a fast model does not redraw the
+// screen per token; anything else ends the batch, and the final event is
+// always delivered.
+func waitEvents(seq int, ch <-chan agent.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{seq: seq, closed: true}
+		}
+		msg := eventsMsg{seq: seq, events: []agent.Event{ev}}
+		if _, tok := ev.(agent.Token); !tok {
+			return msg
+		}
+		deadline := time.NewTimer(frame)
+		defer deadline.Stop()
+		for {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					msg.closed = true
+					return msg
+				}
+				msg.events = append(msg.events, ev)
+				if _, tok := ev.(agent.Token); !tok {
+					return msg
+				}
+			case <-deadline.C:
+				return msg
+			}
+		}
+	}
+}
+
+// handleEvents applies a batch of the running turn's events and arms the
+// wait for the next batch.
+func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
+	t := m.live
+	if msg.seq != m.seq || t == nil {
+		return m, nil
+	}
+	var final bool
+	for _, ev := range msg.events {
+		switch ev := ev.(type) {
+		case agent.StageStarted:
+			t.stage, t.stageStarted = ev.Stage, time.Now()
+		case agent.Notice:
+			t.notices = append(t.notices, ev.Text)
+		case agent.SourcesChosen:
+			t.route, t.sources = ev.Route, ev.Sources
+			if ev.Notice != "" {
+				t.notices = append(t.notices, ev.Notice)
+			}
+		case agent.Token:
+			if t.firstToken.IsZero() {
+				t.firstToken = time.Now()
+			}
+			t.answer += ev.Text
+			t.tokens++
+		case agent.Saved:
+			m.sessionID = ev.SessionID
+		case agent.Done:
+			t.state = turnDone
+			m.finishTurn(t, ev.Result)
+			final = true
+		case agent.Cancelled:
+			t.state = turnCancelled
+			m.finishTurn(t, ev.Result)
+			final = true
+		case agent.Failed:
+			t.state, t.err = turnFailed, explain(ev.Err, ev.Result.Answer != "")
+			m.finishTurn(t, ev.Result)
+			final = true
+		}
+	}
+	if final || msg.closed {
+		if t.state == turnRunning {
+			t.state, t.err = turnFailed, "the answer ended without a result"
+		}
+		cmd := checkChanged(t)
+		m.endTurn()
+		if m.quitting {
+			return m, tea.Quit
+		}
+		return m, cmd
+	}
+	return m, waitEvents(msg.seq, m.events)
+}

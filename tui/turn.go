@@ -1,0 +1,198 @@
+package tui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"lore/agent"
+	"lore/tui/mdstream"
+)
+
+// turnState is where a turn is in its life.
+type turnState int
+
+const (
+	turnRunning turnState = iota
+	turnDone
+	turnCancelled
+	turnFailed
+	turnInfo // not a question: a command's output (/search, /help, a notice)
+)
+
+// turn is one exchange in the transcript.
+type turn struct {
+	question string
+	answer   string // the original markdown, what /copy copies
+	info     string // turnInfo: preformatted text
+	state    turnState
+	err      string
+
+	route      agent.Route
+	best       *float32
+	sources    []agent.Source
+	candidates []agent.Passage
+	changed    map[int]bool // source N's file changed on disk since indexed
+	notices    []string
+
+	stage        agent.Stage
+	stageStarted time.Time
+	started      time.Time
+	firstToken   time.Time
+	tokens       int
+	total        time.Duration
+
+	// The rendering, cached per width and theme: finished turns are never
+	// rendered again while the user scrolls or new turns stream.
+	md        *mdstream.Renderer
+	mdOpt     mdstream.Options
+	cacheKey  string
+	cache     []string
+	answerTop int // line of the answer's first line within the turn
+}
+
+// finished reports whether the turn will not change any more.
+func (t *turn) finished() bool { return t.state != turnRunning }
+
+// lines renders the turn at width with st, from the cache when it is
+// still valid.
+func (t *turn) lines(width int, st styles) []string {
+	key := fmt.Sprintf("%d/%s", width, st.glamourStyle())
+	if t.finished() && t.cacheKey == key && t.cache != nil {
+		return t.cache
+	}
+	out := t.render(width, st)
+	if t.finished() {
+		t.cacheKey, t.cache, t.md = key, out, nil
+	}
+	return out
+}
+
+func (t *turn) render(width int, st styles) []string {
+	var out []string
+	add := func(s string) { out = append(out, strings.Split(s, "\n")...) }
+	if t.state == turnInfo {
+		add(wrap(st.dim.Render(t.info), width))
+		add("")
+		return out
+	}
+	add(wrap(st.user.Render("❯ ")+st.question.Render(t.question), width))
+	for _, n := range t.notices {
+		add(wrap(st.notice.Render("note: "+n), width))
+	}
+	t.answerTop = len(out)
+	if t.answer != "" {
+		add(t.renderAnswer(width, st))
+	} else if t.state == turnRunning {
+		add("")
+	}
+	switch t.state {
+	case turnCancelled:
+		add(st.notice.Render("⊘ cancelled — the partial answer above is kept"))
+	case turnFailed:
+		add(wrap(st.errText.Render("✗ "+t.err), width))
+	}
+	if len(t.sources) > 0 && (t.finished() || t.route != agent.RouteDocs) {
+		add(t.renderSources(width, st))
+	}
+	add("")
+	return out
+}
+
+// renderAnswer renders the markdown answer; while it streams, only the
+// tail after the last closed block is rendered again (mdstream).
+func (t *turn) renderAnswer(width int, st styles) string {
+	opt := mdstream.Options{Style: st.glamourStyle(), Width: max(width-2, 20)}
+	if t.md == nil || t.mdOpt != opt {
+		t.md, t.mdOpt = mdstream.New(opt), opt
+	}
+	out, err := t.md.Render(t.answer)
+	if err != nil {
+		return wrap(t.answer, width)
+	}
+	return strings.Trim(out, "\n")
+}
+
+// renderSources lists the sources after the answer: cited ones first and
+// marked, web pages apart from files, labels as OSC 8 links.
+func (t *turn) renderSources(width int, st styles) string {
+	title := "Sources"
+	if t.route == agent.RouteNone || t.route == agent.RouteSourcesOnly {
+		title = "Closest passages"
+	}
+	lines := []string{st.dim.Render(title + ":")}
+	ordered := make([]agent.Source, 0, len(t.sources))
+	for _, s := range t.sources {
+		if s.Cited {
+			ordered = append(ordered, s)
+		}
+	}
+	for _, s := range t.sources {
+		if !s.Cited {
+			ordered = append(ordered, s)
+		}
+	}
+	for _, s := range ordered {
+		lines = append(lines, sourceLine(s, t.changed[s.N], width, st))
+		if t.route == agent.RouteSourcesOnly {
+			for _, l := range excerpt(s.Text, 3, width-8) {
+				lines = append(lines, "      "+st.dim.Render(l))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sourceLine(s agent.Source, changed bool, width int, st styles) string {
+	mark, style := "  ", st.uncited
+	if s.Cited {
+		mark, style = "● ", st.cited
+	}
+	label, link := s.Label(), ""
+	kind := ""
+	if s.URL != "" {
+		style, link, kind = st.web, s.URL, "web "
+	} else if s.Root != "" {
+		link = "file://" + filepath.ToSlash(filepath.Join(s.Root, s.Path))
+	}
+	num := fmt.Sprintf("[%d] ", s.N)
+	avail := max(width-ansi.StringWidth(mark+num+kind)-1, 10)
+	if changed {
+		avail -= len(" (changed since indexed)")
+	}
+	label = ansi.Truncate(label, max(avail, 10), "…")
+	body := style.Render(label)
+	if link != "" && !st.noColor {
+		body = ansi.SetHyperlink(link) + body + ansi.ResetHyperlink()
+	}
+	line := style.Render(mark+num) + st.dim.Render(kind) + body
+	if changed {
+		line += st.notice.Render(" (changed since indexed)")
+	}
+	return line
+}
+
+// wrap folds s to width cells, keeping ANSI styles.
+func wrap(s string, width int) string {
+	return lipgloss.Wrap(s, max(width, 10), " ")
+}
+
+// excerpt is the first n non-blank lines of text, each cut to width.
+func excerpt(text string, n, width int) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimRight(strings.ReplaceAll(l, "\t", "    "), " ")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		out = append(out, ansi.Truncate(l, max(width, 10), "…"))
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"lore/agent"
+	"lore/session"
+)
+
+// finishTurn takes what the final event says as the truth about the turn.
+func (m *Model) finishTurn(t *turn, r agent.Result) {
+	if r.Answer != "" || t.answer == "" {
+		t.answer = r.Answer
+	}
+	if len(r.Sources) > 0 {
+		t.sources = r.Sources
+	}
+	t.candidates = r.Candidates
+	if r.Route != "" {
+		t.route = r.Route
+	}
+	t.best = r.BestScore
+	t.total = r.Total
+	if t.total == 0 {
+		t.total = time.Since(t.started)
+	}
+	if t.route == agent.RouteNone && t.answer == "" {
+		t.answer = agent.NotInDocs
+	}
+}
+
+func (m *Model) endTurn() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.live, m.cancel, m.events = nil, nil, nil
+}
+
+// explain is a failed turn's one line: what broke and the fix.
+func explain(err error, partial bool) string {
+	msg := firstLine(err.Error())
+	if strings.Contains(msg, "<html") || strings.Contains(msg, "<!DOCTYPE") {
+		msg = "Ollama (or a proxy in front of it) answered with an HTML error page: check ollama-host"
+	}
+	if partial {
+		return "the answer broke off: " + msg
+	}
+	return msg
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// checkChanged compares each cited file's lines with what was indexed, so
+// that a source line can say when the file changed since.
+func checkChanged(t *turn) tea.Cmd {
+	sources := t.sources
+	return func() tea.Msg {
+		changed := map[int]bool{}
+		for _, s := range sources {
+			if s.URL != "" || s.Root == "" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(s.Root, s.Path))
+			if err != nil {
+				changed[s.N] = true
+				continue
+			}
+			lines := strings.Split(string(b), "\n")
+			if s.End > len(lines) || s.Start < 1 {
+				changed[s.N] = true
+				continue
+			}
+			// The chunk's text is the file's lines (a heading breadcrumb may
+			// be kept apart): every line of it must still be there.
+			now := strings.Join(lines[s.Start-1:s.End], "\n")
+			for _, l := range strings.Split(s.Text, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.Contains(now, l) {
+					changed[s.N] = true
+					break
+				}
+			}
+		}
+		if len(changed) == 0 {
+			return nil
+		}
+		return changedMsg{t: t, changed: changed}
+	}
+}
+
+// addInfo appends a line of output that is not an answer.
+func (m *Model) addInfo(text string) {
+	m.turns = append(m.turns, &turn{state: turnInfo, info: text})
+	m.follow = true
+}
+
+func (m *Model) lastTurn() *turn {
+	for i := len(m.turns) - 1; i >= 0; i-- {
+		if m.turns[i].state != turnInfo || len(m.turns[i].candidates) > 0 {
+			return m.turns[i]
+		}
+	}
+	return nil
+}
+
+// addSearch shows /search results: passages and scores, no model call.
+func (m *Model) addSearch(msg searchMsg) {
+	if msg.err != nil {
+		m.addInfo("search: " + firstLine(msg.err.Error()))
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "search %q (%s, %d ms)", msg.query, msg.res.Mode, msg.res.Total.Milliseconds())
+	if len(msg.res.Passages) == 0 {
+		b.WriteString("\nno matching passages")
+	}
+	t := &turn{state: turnInfo}
+	for i, p := range msg.res.Passages {
+		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, p.Path, p.Start, p.End)
+		if p.Heading != "" {
+			b.WriteString(" > " + p.Heading)
+		}
+		b.WriteString("\n    " + scoreLine(p))
+		t.sources = append(t.sources, passageSource(i+1, p))
+	}
+	t.info = b.String()
+	t.candidates = msg.res.Passages
+	m.turns = append(m.turns, t)
+	m.follow = true
+}
+
+func passageSource(n int, p agent.Passage) agent.Source {
+	return agent.Source{N: n, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
+		Score: p.Score, Rerank: p.Rerank, LexicalRank: p.LexicalRank, VectorRank: p.VectorRank}
+}
+
+// scoreLine is a passage's scores and ranks, as the sources panel shows them.
+func scoreLine(p agent.Passage) string {
+	s := fmt.Sprintf("fused %.4f", p.Score)
+	if p.Rerank != nil {
+		s = fmt.Sprintf("rerank %+.2f  %s", *p.Rerank, s)
+	}
+	if p.LexicalRank > 0 {
+		s += fmt.Sprintf("  bm25 #%d", p.LexicalRank)
+	}
+	if p.VectorRank > 0 {
+		s += fmt.Sprintf("  vector #%d", p.VectorRank)
+	}
+	return s
+}
+
+func (m *Model) loadSession(id string) tea.Cmd {
+	store, ctx := m.eng.Sessions(), m.ctx
+	return func() tea.Msg {
+		se, err := store.Get(ctx, id)
+		return resumeMsg{se: se, err: err}
+	}
+}
+
+// resumed shows a saved session's turns and continues it.
+func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
+	if msg.err != nil {
+		m.sessionID = ""
+		m.addInfo(fmt.Sprintf("could not resume: %s (/sessions lists them)", firstLine(msg.err.Error())))
+		return m, nil
+	}
+	if m.live != nil {
+		m.cancelTurn()
+	}
+	m.turns = nil
+	m.sessionID = msg.se.ID
+	for _, st := range msg.se.Turns {
+		t := &turn{question: st.Question, answer: st.Answer, state: turnDone, route: agent.Route(st.Route)}
+		for _, s := range st.Sources {
+			t.sources = append(t.sources, agent.Source{N: s.N, Root: s.Root, Path: s.Path, Start: s.Start, End: s.End,
+				Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
+		}
+		m.turns = append(m.turns, t)
+		m.history = append(m.history, st.Question)
+	}
+	m.histPos = len(m.history)
+	m.addInfo(fmt.Sprintf("resumed session %s (%d turns, started %s)", msg.se.ID, len(msg.se.Turns), msg.se.Created.Format("2006-01-02 15:04")))
+	m.follow = true
+	return m, nil
+}
+
+func (m *Model) listSessions() tea.Cmd {
+	store, ctx := m.eng.Sessions(), m.ctx
+	return func() tea.Msg {
+		list, err := store.List(ctx)
+		return sessionsMsg{list: list, err: err}
+	}
+}
+
+func (m *Model) search(query string) tea.Cmd {
+	eng, ctx, k := m.eng, m.ctx, m.eng.Config().TopK
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		res, err := eng.Search(ctx, query, k)
+		return searchMsg{query: query, res: res, err: err}
+	}
+}
+
+func (m *Model) modelsLoaded(msg modelsMsg) (tea.Model, tea.Cmd) {
+	if msg.err != nil {
+		m.addInfo("models: " + firstLine(msg.err.Error()))
+		return m, nil
+	}
+	m.models = msg.names
+	var b strings.Builder
+	b.WriteString("installed Ollama models (/model NAME switches):")
+	for _, n := range msg.names {
+		mark := "  "
+		if n == m.model || strings.TrimSuffix(n, ":latest") == m.model {
+			mark = "● "
+		}
+		b.WriteString("\n" + mark + n)
+	}
+	if len(msg.names) == 0 {
+		b.WriteString("\n  none: `ollama pull llama3.2:3b`")
+	}
+	m.addInfo(b.String())
+	return m, nil
+}
+
+// errNotFinished is why a turn still running cannot be copied or opened.
+var errNotFinished = errors.New("the answer is still streaming")
+
+// sessionTitle is how the picker shows a session.
+func sessionTitle(s session.Session) string {
+	return fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.Format("2006-01-02 15:04"), s.Title)
+}

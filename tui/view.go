@@ -1,0 +1,268 @@
+package tui
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"lore/agent"
+	"lore/internal/ollama"
+)
+
+// layout sizes the input for what is typed and the terminal's width.
+func (m *Model) layout() {
+	m.input.SetWidth(max(m.width-2, 10))
+	m.input.SetHeight(min(max(m.input.LineCount(), 1), 6))
+	m.help.SetWidth(m.width)
+	m.clampOffset()
+}
+
+// transcriptWidth is the transcript's width: the whole terminal, less the
+// sources panel when it sits beside.
+func (m *Model) transcriptWidth() int {
+	if m.panel != nil && m.width >= wide {
+		return m.width - m.panelWidth()
+	}
+	return m.width
+}
+
+func (m *Model) panelWidth() int { return m.width * 45 / 100 }
+
+func (m *Model) bannerText() string {
+	if m.chatErr == nil {
+		return ""
+	}
+	// The sentinel's words ("ollama unreachable: ") repeat what follows.
+	msg := firstLine(m.chatErr.Error())
+	for _, sentinel := range []error{ollama.ErrUnreachable, ollama.ErrModelMissing} {
+		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
+	}
+	return "SOURCES ONLY · " + msg
+}
+
+// transcriptHeight is what is left for the transcript after the input,
+// the hint or help line, the banner and the status bar.
+func (m *Model) transcriptHeight() int {
+	h := m.height - m.input.Height() - 2 - m.helpHeight()
+	if b := m.bannerText(); b != "" {
+		h -= lipgloss.Height(wrap(b, m.width-2))
+	}
+	return max(h, 1)
+}
+
+func (m *Model) helpHeight() int {
+	if m.showHelp {
+		return lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
+	}
+	return 1
+}
+
+// transcript is every line of every turn at the transcript's width.
+// Finished turns come from their caches; only the live one is rendered.
+func (m *Model) transcript() []string {
+	w := m.transcriptWidth()
+	var lines []string
+	for _, t := range m.turns {
+		lines = append(lines, t.lines(w, m.st)...)
+	}
+	return lines
+}
+
+func (m *Model) scroll(delta int) {
+	total := len(m.transcript())
+	h := m.transcriptHeight()
+	if m.follow {
+		m.offset = max(total-h, 0)
+	}
+	m.offset += delta
+	m.follow = m.offset >= total-h
+	m.clampOffset()
+}
+
+func (m *Model) clampOffset() {
+	total := len(m.transcript())
+	h := m.transcriptHeight()
+	m.offset = min(max(m.offset, 0), max(total-h, 0))
+}
+
+// View draws the chat. A panic while drawing is logged and shown as one
+// line; it never leaves the terminal in a broken state.
+func (m *Model) View() (v tea.View) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("chat: panic in view", "panic", r, "stack", string(debug.Stack()))
+			v = tea.NewView("lore hit an internal error while drawing; details are in " + m.opts.LogPath + ". ctrl+d quits.")
+			v.AltScreen = true
+		}
+	}()
+	v = tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "lore · " + m.info.Name
+	return v
+}
+
+// render is the screen as a string (the golden tests compare it).
+func (m *Model) render() string {
+	h := m.transcriptHeight()
+	var main string
+	switch {
+	case m.picker != nil:
+		main = m.pickerView(m.width, h)
+	case m.panel != nil && m.width < wide:
+		main = m.panelView(m.width, h)
+	default:
+		main = m.transcriptView(m.transcriptWidth(), h)
+		if m.panel != nil {
+			main = lipgloss.JoinHorizontal(lipgloss.Top, main, m.panelView(m.panelWidth(), h))
+		}
+	}
+	parts := []string{main}
+	if b := m.bannerText(); b != "" {
+		parts = append(parts, m.st.banner.Render(wrap(b, m.width-2)))
+	}
+	parts = append(parts, m.input.View())
+	if m.showHelp {
+		parts = append(parts, m.help.FullHelpView(m.keys.FullHelp()))
+	} else {
+		parts = append(parts, m.hintLine())
+	}
+	parts = append(parts, m.statusBar())
+	return strings.Join(parts, "\n")
+}
+
+// transcriptView is the visible window of the transcript, exactly height
+// lines, with a "↓ N new lines" marker when the user scrolled up while an
+// answer streams below.
+func (m *Model) transcriptView(width, height int) string {
+	if !m.info.Built && m.info.Name != "" && len(m.turns) == 0 {
+		return m.emptyIndexView(width, height)
+	}
+	lines := m.transcript()
+	total := len(lines)
+	if m.follow {
+		m.offset = max(total-height, 0)
+	}
+	m.offset = min(max(m.offset, 0), max(total-height, 0))
+	end := min(m.offset+height, total)
+	window := make([]string, 0, height)
+	window = append(window, lines[m.offset:end]...)
+	for len(window) < height {
+		window = append(window, "")
+	}
+	if below := total - end; below > 0 && !m.follow {
+		window[height-1] = m.st.newLines.Render(fmt.Sprintf("↓ %d new lines · end follows", below))
+	}
+	for i, l := range window {
+		if ansi.StringWidth(l) > width {
+			window[i] = ansi.Truncate(l, width, "")
+		}
+	}
+	return lipgloss.NewStyle().Width(width).Render(strings.Join(window, "\n"))
+}
+
+func (m *Model) emptyIndexView(width, height int) string {
+	body := strings.Join([]string{
+		m.st.panelTitle.Render(fmt.Sprintf("No index %q yet", m.info.Name)),
+		"",
+		"Build one from a folder of documents, in another terminal:",
+		"",
+		"    lore index ~/notes ./docs",
+		"",
+		m.st.dim.Render("Keyword search only, no Ollama needed:"),
+		m.st.dim.Render("    lore index --embedder none PATH"),
+		"",
+		m.st.dim.Render("The chat picks the index up as soon as it is built."),
+	}, "\n")
+	return lipgloss.Place(width, height, lipgloss.Center, lipgloss.Center, wrap(body, width-4))
+}
+
+func (m *Model) hintLine() string {
+	if m.statusMsg != "" {
+		return ansi.Truncate(m.st.notice.Render(m.statusMsg), m.width, "…")
+	}
+	return ansi.Truncate(m.help.ShortHelpView(m.keys.ShortHelp()), m.width, "…")
+}
+
+var stageLabel = map[agent.Stage]string{
+	agent.StageCondense: "condensing",
+	agent.StageRetrieve: "retrieving",
+	agent.StageRerank:   "reranking",
+	agent.StageRoute:    "routing",
+	agent.StageWeb:      "searching the web",
+	agent.StageGenerate: "generating",
+}
+
+// statusBar: the index and its size, the mode, the model; then what runs
+// now with a spinner and its time, or how the last answer was made.
+func (m *Model) statusBar() string {
+	st := m.st
+	mode := st.badgeOffline.Render("OFFLINE")
+	if m.mode == "online" {
+		mode = st.badgeOnline.Render("ONLINE")
+	}
+	index := m.info.Name
+	if m.info.Built {
+		index += fmt.Sprintf(" · %d chunks", m.info.Chunks)
+	} else if m.info.Name != "" {
+		index += " · not built"
+	}
+	left := st.statusKey.Render(" lore ") + st.status.Render(index+" ") + mode + st.status.Render(" "+m.model+" ")
+	right := ""
+	if t := m.live; t != nil && t.stage != "" {
+		label := stageLabel[t.stage]
+		if t.stage == agent.StageGenerate && !t.firstToken.IsZero() {
+			if secs := time.Since(t.firstToken).Seconds(); secs > 0.2 {
+				label += fmt.Sprintf(" %.0f tok/s", float64(t.tokens)/secs)
+			}
+		}
+		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, time.Since(t.started).Seconds()))
+	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
+		right = m.routeBadge(t) + st.status.Render(m.decided(t))
+	}
+	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
+	if gap < 0 {
+		// Narrow: the route and the time matter more than the model name.
+		left = ansi.Truncate(left, max(m.width-lipgloss.Width(right), 0), "…")
+		gap = max(m.width-lipgloss.Width(left)-lipgloss.Width(right), 0)
+	}
+	return left + st.status.Render(strings.Repeat(" ", gap)) + right
+}
+
+func (m *Model) routeBadge(t *turn) string {
+	switch {
+	case t.state == turnCancelled:
+		return m.st.badgeNone.Render("CANCELLED")
+	case t.state == turnFailed:
+		return m.st.badgeNone.Render("ERROR")
+	}
+	switch t.route {
+	case agent.RouteDocs:
+		return m.st.badgeDocs.Render("DOCS")
+	case agent.RouteWeb:
+		return m.st.badgeWeb.Render("WEB")
+	case agent.RouteNone:
+		return m.st.badgeNone.Render("NOT IN DOCS")
+	case agent.RouteSourcesOnly:
+		return m.st.badgeSources.Render("SOURCES ONLY")
+	}
+	return ""
+}
+
+// decided says what routed the answer and how long it took.
+func (m *Model) decided(t *turn) string {
+	s := ""
+	if t.best != nil {
+		s = fmt.Sprintf(" best %+.2f", *t.best)
+	}
+	if t.total > 0 {
+		s += fmt.Sprintf(" %.1fs", t.total.Seconds())
+	}
+	return s + " "
+}
