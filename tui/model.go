@@ -100,6 +100,8 @@ type Model struct {
 	openNext bool // ctrl+o was pressed: the next digit opens that source
 	quitting bool
 	models   []string // for /model completion
+
+	now func() time.Time // the clock; tests fix it
 }
 
 // New returns the chat model over eng.
@@ -112,7 +114,7 @@ func New(ctx context.Context, eng Engine, opts Options) *Model {
 	}
 	cfg := eng.Config()
 	m := &Model{eng: eng, opts: opts, ctx: ctx, theme: opts.Theme, bgDark: true, follow: true,
-		mode: cfg.Mode, model: cfg.ChatModel, sessionID: opts.Resume, width: 80, height: 24}
+		mode: cfg.Mode, model: cfg.ChatModel, sessionID: opts.Resume, width: 80, height: 24, now: time.Now}
 	m.keys = newKeyMap("ctrl+j")
 	m.help = help.New()
 	m.input = textarea.New()
@@ -469,7 +471,7 @@ func (m *Model) ask(question string) (tea.Model, tea.Cmd) {
 		m.history = append(m.history, question)
 	}
 	m.histPos = len(m.history)
-	t := &turn{question: question, started: time.Now()}
+	t := &turn{question: question, started: m.now()}
 	m.turns = append(m.turns, t)
 	m.live = t
 	m.follow = true
@@ -549,7 +551,7 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 	for _, ev := range msg.events {
 		switch ev := ev.(type) {
 		case agent.StageStarted:
-			t.stage, t.stageStarted = ev.Stage, time.Now()
+			t.stage, t.stageStarted = ev.Stage, m.now()
 		case agent.Notice:
 			t.notices = append(t.notices, ev.Text)
 		case agent.SourcesChosen:
@@ -559,7 +561,7 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 			}
 		case agent.Token:
 			if t.firstToken.IsZero() {
-				t.firstToken = time.Now()
+				t.firstToken = m.now()
 			}
 			t.answer += ev.Text
 			t.tokens++

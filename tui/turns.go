@@ -30,7 +30,7 @@ func (m *Model) finishTurn(t *turn, r agent.Result) {
 	t.best = r.BestScore
 	t.total = r.Total
 	if t.total == 0 {
-		t.total = time.Since(t.started)
+		t.total = m.now().Sub(t.started)
 	}
 	if t.route == agent.RouteNone && t.answer == "" {
 		t.answer = agent.NotInDocs

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -218,11 +217,11 @@ func (m *Model) statusBar() string {
 	if t := m.live; t != nil && t.stage != "" {
 		label := stageLabel[t.stage]
 		if t.stage == agent.StageGenerate && !t.firstToken.IsZero() {
-			if secs := time.Since(t.firstToken).Seconds(); secs > 0.2 {
+			if secs := m.now().Sub(t.firstToken).Seconds(); secs > 0.2 {
 				label += fmt.Sprintf(" %.0f tok/s", float64(t.tokens)/secs)
 			}
 		}
-		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, time.Since(t.started).Seconds()))
+		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, m.now().Sub(t.started).Seconds()))
 	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}

@@ -1,0 +1,183 @@
+package tui
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"lore/agent"
+	"lore/app"
+	"lore/config"
+	"lore/index"
+	"lore/internal/ollamatest"
+)
+
+// Scrolled up while an answer streams, the user is not dragged down: a
+// marker counts the new lines, and End follows again.
+func TestScrollUpWhileStreaming(t *testing.T) {
+	h := newHarness(t, 80, 12, "dark")
+	seq := h.streamAnswer()
+	h.press(tea.Key{Code: tea.KeyPgUp})
+	before := h.screen()
+	h.events(seq, agent.Token{Text: "\n\nmore\n\nand more\n\nand even more lines\n\nto push the bottom\n"})
+	after := h.screen()
+	if !strings.Contains(after, "new lines") {
+		t.Fatalf("no new-lines marker after scrolling up:\n%s", after)
+	}
+	if strings.SplitN(before, "\n", 2)[0] != strings.SplitN(after, "\n", 2)[0] {
+		t.Fatalf("the view moved while the user was scrolled up:\n%s\n---\n%s", before, after)
+	}
+	h.press(tea.Key{Code: tea.KeyEnd})
+	if s := h.screen(); strings.Contains(s, "new lines") || !strings.Contains(s, "to push the bottom") {
+		t.Fatalf("end did not follow the bottom:\n%s", s)
+	}
+}
+
+func TestHistoryRecallAndPaste(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	seq := h.ask("first question")
+	h.events(seq, agent.Done{Result: agent.Result{Route: agent.RouteNone}})
+	h.press(tea.Key{Code: tea.KeyUp})
+	if got := h.m.input.Value(); got != "first question" {
+		t.Fatalf("up recalled %q", got)
+	}
+	h.press(tea.Key{Code: tea.KeyDown})
+	if got := h.m.input.Value(); got != "" {
+		t.Fatalf("down should come back to an empty input, got %q", got)
+	}
+	// A pasted text with newlines goes into the input and is not sent.
+	turns := len(h.m.turns)
+	h.send(tea.PasteMsg{Content: "line one\nline two\n"})
+	if len(h.m.turns) != turns || !strings.Contains(h.m.input.Value(), "line two") {
+		t.Fatalf("paste sent or lost: turns %d->%d, input %q", turns, len(h.m.turns), h.m.input.Value())
+	}
+	// ctrl+j inserts a newline rather than sending.
+	h.press(tea.Key{Code: 'j', Mod: tea.ModCtrl})
+	if len(h.m.turns) != turns {
+		t.Fatal("ctrl+j sent the question")
+	}
+}
+
+func TestCopyCodeBlockSendsOSC52(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	h.finishAnswer(h.streamAnswer())
+	h.typeText("/copy code 1")
+	cmd := h.press(tea.Key{Code: tea.KeyEnter})
+	var raw string
+	for _, c := range cmd().(tea.BatchMsg) {
+		if r, ok := c().(tea.RawMsg); ok {
+			raw = r.Msg.(string)
+		}
+	}
+	want := base64.StdEncoding.EncodeToString([]byte("ctx, cancel := context.WithTimeout(ctx, 2*time.Second)\ndefer cancel()\n"))
+	if !strings.Contains(raw, want) {
+		t.Fatalf("OSC 52 does not carry the code block: %q", raw)
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	if cmd := h.press(tea.Key{Code: 'c', Mod: tea.ModCtrl}); cmd == nil || cmd() != tea.Quit() {
+		t.Fatal("ctrl+c when idle should quit")
+	}
+	// While a turn runs, ctrl+c cancels it and does not quit.
+	seq := h.streamAnswer()
+	cancelled := false
+	h.m.cancel = func() { cancelled = true }
+	if cmd := h.press(tea.Key{Code: 'c', Mod: tea.ModCtrl}); cmd != nil || !cancelled {
+		t.Fatal("ctrl+c while answering should cancel the turn only")
+	}
+	// ctrl+d while a turn runs waits for its final event (which saves it).
+	h.press(tea.Key{Code: 'd', Mod: tea.ModCtrl})
+	_, cmd := h.m.Update(eventsMsg{seq: seq, events: []agent.Event{agent.Saved{SessionID: "x"}, agent.Cancelled{Result: doneResult()}}})
+	if cmd == nil || cmd() != tea.Quit() {
+		t.Fatal("quit did not follow the final event")
+	}
+}
+
+// A whole turn against the real engine and an Ollama double speaking its
+// NDJSON: the chat's commands run as Bubble Tea would run them.
+func TestTurnThroughEngine(t *testing.T) {
+	srv := ollamatest.New(t)
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Spin ", "the widget ", "[1]."}})
+	cfg := config.Defaults()
+	cfg.DataDir, cfg.StateDir = t.TempDir(), t.TempDir()
+	cfg.OllamaHost = srv.URL
+	cfg.Reranker = "none"
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins when you press the button.\n"), 0o644)
+	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: "default", Paths: []string{docs}, MaxFileSize: 1 << 20,
+		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	m := New(context.Background(), eng, Options{Theme: "dark", Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	run(t, m, m.checkStatus(true))
+	for _, r := range "how does the widget spin?" {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(t, m, cmd)
+	s := stripped(m)
+	if !strings.Contains(s, "Spin the widget [1].") || !strings.Contains(s, "a.md:1-3 > Widgets") || !strings.Contains(s, "1 chunks") {
+		t.Fatalf("turn through the engine:\n%s", s)
+	}
+	if m.sessionID == "" {
+		t.Fatal("no session")
+	}
+	se, err := eng.Sessions().Get(context.Background(), m.sessionID)
+	if err != nil || len(se.Turns) != 1 || se.Turns[0].Answer != "Spin the widget [1]." {
+		t.Fatalf("turn not saved: %v %+v", err, se)
+	}
+	// A second chat resumes it.
+	m2 := New(context.Background(), eng, Options{Resume: m.sessionID, Getenv: func(string) string { return "" }})
+	m2.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	run(t, m2, m2.loadSession(m.sessionID))
+	if s := stripped(m2); !strings.Contains(s, "how does the widget spin?") || !strings.Contains(s, "resumed session") {
+		t.Fatalf("resume:\n%s", s)
+	}
+}
+
+func stripped(m *Model) string { return strings.Join(strings.Fields(ansiStrip(m.render())), " ") }
+
+// run executes cmd and everything it leads to, as the Bubble Tea runtime
+// would, except the timers (spinner, cursor blink) that never end.
+func run(t *testing.T, m *Model, cmd tea.Cmd) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	queue := []tea.Cmd{cmd}
+	for len(queue) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("commands did not settle")
+		}
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		msg := c()
+		switch msg := msg.(type) {
+		case tea.BatchMsg:
+			queue = append(queue, msg...)
+			continue
+		case nil:
+			continue
+		}
+		if isTimer(msg) {
+			continue
+		}
+		_, next := m.Update(msg)
+		queue = append(queue, next)
+	}
+}
