@@ -4,16 +4,13 @@ BIN     := bin/lore
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-# make run indexes the bundled docs/ into an index of its own. With Ollama
-# running and nomic-embed-text pulled, try: make run EMBEDDER=ollama
+# make run indexes the bundled docs/ into an index of its own and opens the
+# chat on it when run on a terminal; elsewhere (CI, a pipe) it indexes,
+# searches and asks one question. Its index and sessions live under
+# .cache/sample, not in your own data. With Ollama running and
+# nomic-embed-text pulled, try: make run EMBEDDER=ollama
 EMBEDDER ?= none
-
-# ONNX Runtime for the onnxruntime reranker backend, from the npm package
-# onnxruntime-node (its tarball carries the Linux x64 library). Version 1.23.x
-# matches onnxruntime_go v1.25.0 (ORT API version 23). No install scripts run.
-ORT_VERSION := 1.23.2
-ORT_LIB     := .cache/ort/libonnxruntime.so.1
-export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
+SAMPLE  := XDG_DATA_HOME=$(CURDIR)/.cache/sample/data XDG_STATE_HOME=$(CURDIR)/.cache/sample/state
 
 .PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama e2e
 
@@ -21,11 +18,12 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
 
 run: build
-	$(BIN) --index sample index --embedder $(EMBEDDER) docs
-	$(BIN) --index sample index status
-	$(BIN) --index sample search -k 3 "how do I keep lore from indexing a folder?"
-	@# Without Ollama, ask answers with the passages alone and exits 4.
-	$(BIN) --index sample ask "how do I keep lore from indexing a folder?" || test $$? -eq 4
+	$(SAMPLE) $(BIN) --index sample index --rebuild --embedder $(EMBEDDER) docs
+	@if [ -t 0 ] && [ -t 1 ]; then $(SAMPLE) $(BIN) --index sample chat; else \
+	  set -x; \
+	  $(SAMPLE) $(BIN) --index sample index status && \
+	  $(SAMPLE) $(BIN) --index sample search -k 3 "how do I keep lore from indexing a folder?" && \
+	  { $(SAMPLE) $(BIN) --index sample ask "how do I keep lore from indexing a folder?" || test $$? -eq 4; }; fi
 
 test:
 	$(GO) vet ./...

@@ -116,6 +116,9 @@ check "the interrupted answer keeps what streamed" kept "$work/int.out"
 run "$work/after.json" "$work/err" "$lore" ask --json "$question"
 check "the server answers the next question (exit $code)" jq_ok "$work/after.json" 'd["answer"] != ""'
 
+# --- the chat, in tmux --------------------------------------------------------
+source scripts/e2e-chat.sh
+
 # --- missing model, server killed mid-answer, server stopped -----------------
 run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "q"
 check "a missing model exits 1 and says how to pull it (got $code)" test "$code" = 1 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"

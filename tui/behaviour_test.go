@@ -181,3 +181,42 @@ func run(t *testing.T, m *Model, cmd tea.Cmd) {
 		queue = append(queue, next)
 	}
 }
+
+// A resize while an answer streams redraws everything at the new width.
+func TestResizeMidStream(t *testing.T) {
+	h := newHarness(t, 120, 30, "dark")
+	seq := h.streamAnswer()
+	for _, w := range []int{40, 200, 60} {
+		h.send(tea.WindowSizeMsg{Width: w, Height: 30})
+		h.events(seq, agent.Token{Text: " more text that wraps at the new width of the terminal"})
+		for i, l := range strings.Split(h.screen(), "\n") {
+			if lw := len([]rune(l)); lw > w {
+				t.Fatalf("width %d: line %d is %d wide: %q", w, i, lw, l)
+			}
+		}
+	}
+	h.finishAnswer(seq)
+	if !strings.Contains(h.screen(), "Sources:") {
+		t.Fatal("the answer did not finish after resizes")
+	}
+}
+
+// A cited file edited since it was indexed is flagged on its source line.
+func TestChangedSourceIsFlagged(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.md"), []byte("# A\n\nThe widget spins.\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "b.md"), []byte("# B\n\nThe gadget hums.\n"), 0o644)
+	tr := &turn{sources: []agent.Source{
+		{N: 1, Root: root, Path: "a.md", Start: 1, End: 3, Text: "# A\n\nThe widget spins."},
+		{N: 2, Root: root, Path: "b.md", Start: 1, End: 3, Text: "# B\n\nThe gadget hums."},
+	}}
+	os.WriteFile(filepath.Join(root, "b.md"), []byte("# B\n\nThe gadget is silent now.\n"), 0o644)
+	msg, ok := checkChanged(tr)().(changedMsg)
+	if !ok || msg.changed[1] || !msg.changed[2] {
+		t.Fatalf("want only [2] changed, got %+v", msg.changed)
+	}
+	tr.changed, tr.state, tr.route = msg.changed, turnDone, agent.RouteDocs
+	if s := strings.Join(tr.lines(100, newStyles(true, true)), "\n"); !strings.Contains(s, "b.md:1-3 (changed since indexed)") {
+		t.Fatalf("source line does not say the file changed:\n%s", s)
+	}
+}

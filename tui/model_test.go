@@ -28,7 +28,7 @@ func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 type harness struct {
-	t   *testing.T
+	tb  testing.TB
 	m   *Model
 	eng *app.Engine
 	clk *clock
@@ -52,14 +52,14 @@ func newHarness(t *testing.T, width, height int, theme string) *harness {
 	clk := &clock{t: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	m := New(context.Background(), eng, Options{Theme: theme, Getenv: func(string) string { return "" }, LogPath: "lore.log"})
 	m.now = clk.now
-	h := &harness{t: t, m: m, eng: eng, clk: clk}
+	h := &harness{tb: t, m: m, eng: eng, clk: clk}
 	h.send(tea.WindowSizeMsg{Width: width, Height: height})
 	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 1234, Embedder: "nomic-embed-text"}})
 	return h
 }
 
 func (h *harness) send(msg tea.Msg) tea.Cmd {
-	h.t.Helper()
+	h.tb.Helper()
 	_, cmd := h.m.Update(msg)
 	return cmd
 }
@@ -80,7 +80,7 @@ func (h *harness) screen() string { return ansi.Strip(h.m.render()) }
 func (h *harness) ask(q string) int {
 	h.typeText(q)
 	if cmd := h.press(tea.Key{Code: tea.KeyEnter}); cmd == nil {
-		h.t.Fatal("enter did not start a turn")
+		h.tb.Fatal("enter did not start a turn")
 	}
 	h.send(turnStartedMsg{seq: h.m.seq, session: "3f9a1c0e2b7d", events: make(chan agent.Event)})
 	return h.m.seq

@@ -50,9 +50,15 @@ type turn struct {
 	// rendered again while the user scrolls or new turns stream.
 	md        *mdstream.Renderer
 	mdOpt     mdstream.Options
-	cacheKey  string
+	cacheKey  renderKey
 	cache     []string
 	answerTop int // line of the answer's first line within the turn
+}
+
+// renderKey is what a cached rendering depends on.
+type renderKey struct {
+	width int
+	style string
 }
 
 // finished reports whether the turn will not change any more.
@@ -61,7 +67,7 @@ func (t *turn) finished() bool { return t.state != turnRunning }
 // lines renders the turn at width with st, from the cache when it is
 // still valid.
 func (t *turn) lines(width int, st styles) []string {
-	key := fmt.Sprintf("%d/%s", width, st.glamourStyle())
+	key := renderKey{width, st.glamourStyle()}
 	if t.finished() && t.cacheKey == key && t.cache != nil {
 		return t.cache
 	}

@@ -19,7 +19,6 @@ func (m *Model) layout() {
 	m.input.SetWidth(max(m.width-2, 10))
 	m.input.SetHeight(min(max(m.input.LineCount(), 1), 6))
 	m.help.SetWidth(m.width)
-	m.clampOffset()
 }
 
 // transcriptWidth is the transcript's width: the whole terminal, less the
