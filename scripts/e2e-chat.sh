@@ -16,14 +16,16 @@ wait_screen() {
 }
 answer_lines() { tm capture-pane -p -t "$1" | grep -c '^  [^ ]' || true; }
 
-# An editor that records how it was called.
-cat >"$work/editor.sh" <<EOS
+# An editor that records how it was called, named vi so that lore passes
+# it vi's arguments (+LINE FILE).
+mkdir -p "$work/editor"
+cat >"$work/editor/vi" <<EOS
 #!/bin/sh
 echo "\$@" >"$work/editor.args"
 EOS
-chmod +x "$work/editor.sh"
+chmod +x "$work/editor/vi"
 
-chat_env="XDG_DATA_HOME=$XDG_DATA_HOME XDG_STATE_HOME=$XDG_STATE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME OLLAMA_HOST=$OLLAMA_HOST EDITOR=$work/editor.sh TERM=xterm-256color"
+chat_env="XDG_DATA_HOME=$XDG_DATA_HOME XDG_STATE_HOME=$XDG_STATE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME OLLAMA_HOST=$OLLAMA_HOST EDITOR=$work/editor/vi TERM=xterm-256color"
 tm -f /dev/null new-session -d -s chat -x 120 -y 40 "env $chat_env $lore chat --model lore-long; echo \"exit \$?\" >$work/chat.exit; sleep 30"
 tmux_pid=$(tm display-message -p '#{pid}')
 wait_screen chat:0 "chunks" 30 || true
@@ -32,18 +34,22 @@ check "the chat opens on the index" has "$work/chat.start.txt" "OFFLINE"
 
 tm send-keys -t chat:0 "$question" Enter
 wait_screen chat:0 "generating" 60 || true
-sleep 1
+# lore-long streams 4,000 tokens: the first ones (after the model loads)
+# must show while the stage still says generating.
+for _ in $(seq 600); do [[ $(answer_lines chat:0) -gt 0 ]] && break; sleep 0.1; done
 first=$(answer_lines chat:0)
 capture chat:0 streaming
-sleep 1
+sleep 2
 second=$(answer_lines chat:0)
+capture chat:0 streaming2
 check "tokens arrive before the answer ends ($first then $second answer lines, stage shown)" \
-  test "$second" -gt 0 -a -n "$(grep -l 'generating' "$work/chat.streaming.txt")"
+  test "$first" -gt 0 -a "$second" -ge "$first" -a -n "$(grep -l 'generating' "$work/chat.streaming2.txt")"
 
 tm send-keys -t chat:0 Escape
 wait_screen chat:0 "CANCELLED" 30 || true
 capture chat:0 cancelled
 check "esc cancels the answer and keeps what streamed" has "$work/chat.cancelled.txt" "cancelled — the partial answer above is kept"
+sleep 0.5
 
 tm send-keys -t chat:0 "/model lore-tiny" Enter
 tm send-keys -t chat:0 "$question" Enter
@@ -56,6 +62,7 @@ wait_screen chat:0 "passages" 10 || true
 capture chat:0 panel
 check "ctrl+s opens the sources panel with every retrieved passage" has "$work/chat.panel.txt" "Sources · "
 tm send-keys -t chat:0 Escape
+sleep 0.5 # an escape followed at once by another key reads as alt+key
 
 tm send-keys -t chat:0 C-o 1
 for _ in $(seq 100); do [[ -s $work/editor.args ]] && break; sleep 0.1; done

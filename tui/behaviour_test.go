@@ -136,6 +136,9 @@ func TestTurnThroughEngine(t *testing.T) {
 	if m.sessionID == "" {
 		t.Fatal("no session")
 	}
+	if msg := checkChanged(m.lastTurn())(); msg != nil {
+		t.Fatalf("an unchanged file is flagged as changed: %+v", msg)
+	}
 	se, err := eng.Sessions().Get(context.Background(), m.sessionID)
 	if err != nil || len(se.Turns) != 1 || se.Turns[0].Answer != "Spin the widget [1]." {
 		t.Fatalf("turn not saved: %v %+v", err, se)

@@ -203,7 +203,7 @@ type (
 // Init asks the terminal for its background and keyboard, and the engine
 // for the index and the model.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.checkStatus(true), textarea.Blink, m.spin.Tick}
+	cmds := []tea.Cmd{m.checkStatus(true), textarea.Blink}
 	if m.theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
@@ -255,8 +255,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case spinner.TickMsg:
+		// The spinner turns only while a turn runs: an idle chat draws nothing.
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
+		if m.live == nil {
+			cmd = nil
+		}
 		return m, cmd
 	case statusMsg:
 		m.info = msg.info
@@ -336,6 +340,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
+	m.statusMsg = "" // a key press means the last message was seen
 	if m.picker != nil {
 		return m.pickerKey(msg)
 	}
@@ -343,7 +348,7 @@ func (m *Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.panelKey(msg)
 	}
 	if m.openNext {
-		m.openNext = false
+		m.openNext, m.statusMsg = false, ""
 		if n := int(msg.Code - '0'); msg.Code >= '1' && msg.Code <= '9' {
 			return m, m.openSource(m.lastTurn(), n)
 		}
@@ -503,7 +508,7 @@ func (m *Model) turnStarted(msg turnStartedMsg) (tea.Model, tea.Cmd) {
 	}
 	m.sessionID = msg.session
 	m.events = msg.events
-	return m, waitEvents(msg.seq, msg.events)
+	return m, tea.Batch(waitEvents(msg.seq, msg.events), m.spin.Tick)
 }
 
 // waitEvents reads the next events of a turn. Tokens that arrive within a

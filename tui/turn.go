@@ -98,7 +98,11 @@ func (t *turn) render(width int, st styles) []string {
 	}
 	switch t.state {
 	case turnCancelled:
-		add(st.notice.Render("⊘ cancelled — the partial answer above is kept"))
+		if t.answer == "" {
+			add(st.notice.Render("⊘ cancelled before the answer started"))
+		} else {
+			add(st.notice.Render("⊘ cancelled — the partial answer above is kept"))
+		}
 	case turnFailed:
 		add(wrap(st.errText.Render("✗ "+t.err), width))
 	}

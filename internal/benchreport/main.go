@@ -142,6 +142,10 @@ var tracked = []struct {
 	{"rerank 20×256 tokens, MiniLM-L-6 shape, ONNX Runtime (ms)", "BenchmarkRerank", "ort-L6-ms", ""},
 	{"lore's ONNX Runtime backend / a bare onnxruntime_go session", "BenchmarkRerank", "lore/bare-ort", "≤ 1.1"},
 	{"hugot pure-Go backend / ONNX Runtime", "BenchmarkRerank", "hugot/ort", ""},
+	{"chat: one frame, 200-turn transcript above a streaming answer (µs)", "BenchmarkChat/Frame200", "frame-us", ""},
+	{"chat: Enter to the first frame showing a stage, real engine (ms)", "BenchmarkChat/KeyToStage", "key-to-stage-ms", ""},
+	{"chat: a token from the engine to the frame that shows it (ms)", "BenchmarkChat/TokenToFrame", "token-to-frame-ms", ""},
+	{"chat: heap in use after a 200-turn session (MiB)", "BenchmarkChat/Session200", "heap-MiB", ""},
 }
 
 // askStages are AskTTFT's stages, in the order a question goes through them.
