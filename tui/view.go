@@ -205,13 +205,12 @@ func (m *Model) statusBar() string {
 	if m.mode == "online" {
 		mode = st.badgeOnline.Render("ONLINE")
 	}
-	index := m.info.Name
+	chunks := ""
 	if m.info.Built {
-		index += fmt.Sprintf(" · %d chunks", m.info.Chunks)
+		chunks = fmt.Sprintf(" · %d chunks", m.info.Chunks)
 	} else if m.info.Name != "" {
-		index += " · not built"
+		chunks = " · not built"
 	}
-	left := st.statusKey.Render(" lore ") + st.status.Render(index+" ") + mode + st.status.Render(" "+m.model+" ")
 	right := ""
 	if t := m.live; t != nil && t.stage != "" {
 		label := stageLabel[t.stage]
@@ -224,11 +223,24 @@ func (m *Model) statusBar() string {
 	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}
-	gap := m.width - lipgloss.Width(left) - lipgloss.Width(right)
-	if gap < 0 {
-		// Narrow: the route and the time matter more than the model name.
-		left = ansi.Truncate(left, max(m.width-lipgloss.Width(right), 0), "…")
-		gap = max(m.width-lipgloss.Width(left)-lipgloss.Width(right), 0)
+	// On a narrow terminal the route and the time matter more than the
+	// chunk count and the model name: drop those first.
+	var left string
+	for _, l := range []string{
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+chunks+" ") + mode + st.status.Render(" "+m.model+" "),
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode + st.status.Render(" "+m.model+" "),
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode,
+		st.status.Render(" "+m.info.Name+" ") + mode,
+		mode,
+	} {
+		left = l
+		if lipgloss.Width(l)+lipgloss.Width(right) <= m.width {
+			break
+		}
+	}
+	gap := max(m.width-lipgloss.Width(left)-lipgloss.Width(right), 0)
+	if gap == 0 && lipgloss.Width(left)+lipgloss.Width(right) > m.width {
+		return ansi.Truncate(left+right, m.width, "")
 	}
 	return left + st.status.Render(strings.Repeat(" ", gap)) + right
 }
