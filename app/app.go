@@ -45,13 +45,13 @@ type Options struct {
 
 // Engine answers and searches. It is safe for concurrent use.
 type Engine struct {
-	dial     ollama.DialFunc
-	host     *url.URL
-	client   *api.Client
-	rr       rerankSetup
-	sessions *session.Store
+	dial   ollama.DialFunc
+	host   *url.URL
+	client *api.Client
+	rr     rerankSetup
 
 	mu         sync.Mutex
+	sessions   *session.Store
 	cfg        config.Config
 	ix         *openIndex
 	retired    []*openIndex // older generations, closed with the engine: a search may still be using one
@@ -86,10 +86,6 @@ func Open(opt Options) (*Engine, error) {
 	if e.rr, err = openReranker(cfg, opt.NoRerank); err != nil {
 		return nil, err
 	}
-	if e.sessions, err = session.Open(filepath.Join(cfg.DataDir, "sessions.db")); err != nil {
-		e.rr.r.Close()
-		return nil, err
-	}
 	return e, nil
 }
 
@@ -104,7 +100,10 @@ func (e *Engine) Close() error {
 	}
 	e.ix, e.retired = nil, nil
 	e.rr.r.Close()
-	return e.sessions.Close()
+	if e.sessions != nil {
+		return e.sessions.Close()
+	}
+	return nil
 }
 
 // Config is the configuration in force (with the chat's switches applied).
@@ -167,8 +166,24 @@ func (e *Engine) Indexes() []string {
 // Reranker names the reranker backend in use ("none" without one).
 func (e *Engine) Reranker() string { return e.rr.r.Backend() }
 
-// Sessions is the store every turn is saved in.
-func (e *Engine) Sessions() *session.Store { return e.sessions }
+// Sessions is the store every turn is saved in, opened on first use (so
+// that `lore index` never creates it).
+func (e *Engine) Sessions() (*session.Store, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sessions != nil {
+		return e.sessions, nil
+	}
+	if err := os.MkdirAll(e.cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
+	s, err := session.Open(filepath.Join(e.cfg.DataDir, "sessions.db"))
+	if err != nil {
+		return nil, err
+	}
+	e.sessions = s
+	return s, nil
+}
 
 // index returns the current generation of the configured index, reopening
 // it when a `lore index --rebuild` has published a new one since.
@@ -309,4 +324,22 @@ func (e *Engine) agentReranker() agent.Reranker {
 		return nil
 	}
 	return rerankerAdapter{e.rr.r}
+}
+
+// Session returns a saved session with its turns.
+func (e *Engine) Session(ctx context.Context, id string) (session.Session, error) {
+	s, err := e.Sessions()
+	if err != nil {
+		return session.Session{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// ListSessions returns the saved sessions, most recent first.
+func (e *Engine) ListSessions(ctx context.Context) ([]session.Session, error) {
+	s, err := e.Sessions()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
 }

@@ -223,7 +223,7 @@ func TestConcurrentTurnsAndSessions(t *testing.T) {
 	}
 	wg.Wait()
 	for _, id := range ids {
-		se, err := e.Sessions().Get(context.Background(), id)
+		se, err := e.Session(context.Background(), id)
 		if err != nil || len(se.Turns) != 1 {
 			t.Fatalf("session %s: %v %+v", id, err, se)
 		}
@@ -244,7 +244,7 @@ func TestConcurrentTurnsAndSessions(t *testing.T) {
 	if !strings.Contains(strings.Join(all, "\n"), "widget") {
 		t.Fatalf("the follow-up was sent without its history: %q", all)
 	}
-	if se, _ := e.Sessions().Get(context.Background(), ids[0]); len(se.Turns) != 2 {
+	if se, _ := e.Session(context.Background(), ids[0]); len(se.Turns) != 2 {
 		t.Fatalf("follow-up not saved in the same session: %+v", se)
 	}
 }

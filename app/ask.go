@@ -41,10 +41,14 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	if req.K <= 0 {
 		req.K = cfg.TopK
 	}
+	sessions, err := e.Sessions()
+	if err != nil {
+		return "", nil, err
+	}
 	id := req.SessionID
 	turn := req.Turn
 	if id != "" {
-		se, err := e.sessions.Get(ctx, id)
+		se, err := sessions.Get(ctx, id)
 		if err != nil {
 			return "", nil, err
 		}
@@ -115,7 +119,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			// Final events are always delivered (the agent's rule too): the
 			// channel has room, and the consumer reads to the end.
 			if res.Answer != "" || len(res.Sources) > 0 {
-				n, err := e.sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(*res))
+				n, err := sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(*res))
 				if err != nil {
 					slog.Warn("save session", "err", err)
 					out <- agent.Notice{Text: "could not save this turn: " + err.Error()}

@@ -139,7 +139,7 @@ func TestTurnThroughEngine(t *testing.T) {
 	if msg := checkChanged(m.lastTurn())(); msg != nil {
 		t.Fatalf("an unchanged file is flagged as changed: %+v", msg)
 	}
-	se, err := eng.Sessions().Get(context.Background(), m.sessionID)
+	se, err := eng.Session(context.Background(), m.sessionID)
 	if err != nil || len(se.Turns) != 1 || se.Turns[0].Answer != "Spin the widget [1]." {
 		t.Fatalf("turn not saved: %v %+v", err, se)
 	}
@@ -221,5 +221,34 @@ func TestChangedSourceIsFlagged(t *testing.T) {
 	tr.changed, tr.state, tr.route = msg.changed, turnDone, agent.RouteDocs
 	if s := strings.Join(tr.lines(100, newStyles(true, true)), "\n"); !strings.Contains(s, "b.md:1-3 (changed since indexed)") {
 		t.Fatalf("source line does not say the file changed:\n%s", s)
+	}
+}
+
+// With no index yet, /add builds one from the chat and the chat uses it.
+func TestAddBuildsTheIndex(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.DataDir, cfg.StateDir = t.TempDir(), t.TempDir()
+	cfg.Embedder, cfg.Reranker = "none", "none"
+	cfg.OllamaHost = "http://127.0.0.1:1"
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins.\n"), 0o644)
+	m := New(context.Background(), eng, Options{Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	run(t, m, m.checkStatus(false))
+	if s := stripped(m); !strings.Contains(s, `No index "default" yet`) || !strings.Contains(s, "/add") {
+		t.Fatalf("empty index screen:\n%s", s)
+	}
+	for _, r := range "/add " + docs {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	run(t, m, cmd)
+	if s := stripped(m); !strings.Contains(s, "indexed: 1 files") || !strings.Contains(s, "default · 1 chunks") {
+		t.Fatalf("after /add:\n%s", s)
 	}
 }

@@ -23,6 +23,7 @@ var commands = []struct{ name, args, help string }{
 	{"/model", "[NAME]", "list installed Ollama models, or switch"},
 	{"/index", "[NAME]", "list indexes, or switch"},
 	{"/search", "QUERY", "passages only, no model call"},
+	{"/add", "PATH...", "index folders or files into this index (lore index PATH)"},
 	{"/sources", "", "every retrieved passage with its scores (ctrl+s)"},
 	{"/retry", "", "ask the last question again"},
 	{"/new", "", "start a new session"},
@@ -95,6 +96,12 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 			break
 		}
 		return m, m.search(arg)
+	case "/add":
+		if arg == "" {
+			m.addInfo("/add needs a folder: /add ~/notes ./docs")
+			break
+		}
+		return m.build(arg)
 	case "/sources":
 		m.openPanel()
 	case "/retry":

@@ -20,6 +20,7 @@ import (
 	"lore/agent"
 	"lore/app"
 	"lore/config"
+	"lore/index"
 	"lore/internal/ollama"
 	"lore/session"
 )
@@ -37,7 +38,9 @@ type Engine interface {
 	SetModel(model string)
 	SetIndex(name string) error
 	Config() config.Config
-	Sessions() *session.Store
+	Session(ctx context.Context, id string) (session.Session, error)
+	ListSessions(ctx context.Context) ([]session.Session, error)
+	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
 }
 
 // Options start a chat.
@@ -95,6 +98,7 @@ type Model struct {
 	mode      string
 	model     string
 
+	building *building // an index build started with /add
 	panel    *panel
 	picker   *picker
 	openNext bool // ctrl+o was pressed: the next digit opens that source
@@ -197,7 +201,8 @@ type (
 		what, how string
 		err       error
 	}
-	quitNowMsg struct{}
+	quitNowMsg    struct{}
+	pollStatusMsg struct{}
 )
 
 // Init asks the terminal for its background and keyboard, and the engine
@@ -258,7 +263,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// The spinner turns only while a turn runs: an idle chat draws nothing.
 		var cmd tea.Cmd
 		m.spin, cmd = m.spin.Update(msg)
-		if m.live == nil {
+		if m.live == nil && m.building == nil {
 			cmd = nil
 		}
 		return m, cmd
@@ -271,7 +276,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, n := range msg.notices {
 			m.addInfo("note: " + n)
 		}
+		if !msg.info.Built {
+			// Watch for the index a `lore index` in another terminal builds.
+			return m, tea.Tick(2*time.Second, func(time.Time) tea.Msg { return pollStatusMsg{} })
+		}
 		return m, nil
+	case pollStatusMsg:
+		if m.info.Built {
+			return m, nil
+		}
+		return m, m.checkStatus(false)
 	case turnStartedMsg:
 		return m.turnStarted(msg)
 	case eventsMsg:
@@ -314,6 +328,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.statusMsg = "copied " + msg.what + " (" + msg.how + ")"
 		}
 		return m, nil
+	case buildMsg:
+		return m.buildUpdate(msg)
 	case quitNowMsg:
 		return m, tea.Quit
 	case tea.MouseWheelMsg:
@@ -368,6 +384,8 @@ func (m *Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.showHelp = false
 		case m.live != nil:
 			m.cancelTurn()
+		case m.building != nil:
+			m.building.cancel()
 		}
 		return m, nil
 	case k == "enter":
@@ -590,12 +608,12 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 		if t.state == turnRunning {
 			t.state, t.err = turnFailed, "the answer ended without a result"
 		}
-		cmd := checkChanged(t)
 		m.endTurn()
 		if m.quitting {
 			return m, tea.Quit
 		}
-		return m, cmd
+		// The chunk count may have changed: a refresh can run beside the chat.
+		return m, tea.Batch(checkChanged(t), m.checkStatus(false))
 	}
 	return m, waitEvents(msg.seq, m.events)
 }

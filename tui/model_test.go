@@ -260,7 +260,8 @@ func TestGoldenSessionsList(t *testing.T) {
 	h := newHarness(t, 80, 16, "dark")
 	ctx := context.Background()
 	for _, q := range []string{"how do I cancel a context?", "what does exec.LookPath return?", "where are indexes kept?"} {
-		if _, err := h.eng.Sessions().Append(ctx, session.NewID(), session.Turn{Question: q, Answer: "…", Route: "docs"}); err != nil {
+		store, _ := h.eng.Sessions()
+		if _, err := store.Append(ctx, session.NewID(), session.Turn{Question: q, Answer: "…", Route: "docs"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -297,7 +298,7 @@ func ansiStrip(s string) string { return ansi.Strip(s) }
 // isTimer reports messages of timers that re-arm forever.
 func isTimer(msg tea.Msg) bool {
 	switch msg.(type) {
-	case spinner.TickMsg:
+	case spinner.TickMsg, pollStatusMsg:
 		return true
 	}
 	return strings.Contains(fmt.Sprintf("%T", msg), "blink")

@@ -160,9 +160,9 @@ func scoreLine(p agent.Passage) string {
 }
 
 func (m *Model) loadSession(id string) tea.Cmd {
-	store, ctx := m.eng.Sessions(), m.ctx
+	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		se, err := store.Get(ctx, id)
+		se, err := eng.Session(ctx, id)
 		return resumeMsg{se: se, err: err}
 	}
 }
@@ -195,9 +195,9 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) listSessions() tea.Cmd {
-	store, ctx := m.eng.Sessions(), m.ctx
+	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
-		list, err := store.List(ctx)
+		list, err := eng.ListSessions(ctx)
 		return sessionsMsg{list: list, err: err}
 	}
 }

@@ -169,9 +169,11 @@ func (m *Model) emptyIndexView(width, height int) string {
 	body := strings.Join([]string{
 		m.st.panelTitle.Render(fmt.Sprintf("No index %q yet", m.info.Name)),
 		"",
-		"Build one from a folder of documents, in another terminal:",
+		"Index a folder of documents from here:",
 		"",
-		"    lore index ~/notes ./docs",
+		"    /add ~/notes ./docs",
+		"",
+		m.st.dim.Render("or in another terminal: lore index ~/notes ./docs"),
 		"",
 		m.st.dim.Render("Keyword search only, no Ollama needed:"),
 		m.st.dim.Render("    lore index --embedder none PATH"),
@@ -220,6 +222,8 @@ func (m *Model) statusBar() string {
 			}
 		}
 		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, m.now().Sub(t.started).Seconds()))
+	} else if m.building != nil {
+		right = st.status.Render(" " + m.spin.View() + m.building.status())
 	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}

@@ -79,7 +79,7 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 	ctx := cmd.Context()
 	resume := opts.resume
 	if resume == resumeLast {
-		list, err := eng.Sessions().List(ctx)
+		list, err := eng.ListSessions(ctx)
 		if err != nil {
 			return err
 		}

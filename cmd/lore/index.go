@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"lore/app"
 	"lore/config"
 	"lore/index"
-	"lore/internal/ollama"
 )
 
 type indexOptions struct {
@@ -61,47 +60,19 @@ and .loreignore files are honoured. An interrupted run keeps what it finished.`,
 	return cmd
 }
 
-// newEmbedder returns the configured embedder, or nil for none.
-func newEmbedder(cfg config.Config) (index.Embedder, error) {
-	if cfg.Embedder == "none" {
-		return nil, nil
-	}
-	host, err := config.ParseOllamaHost(cfg.OllamaHost)
-	if err != nil {
-		return nil, err
-	}
-	return index.NewOllamaEmbedder(ollama.NewClient(host, dialer()), host.String(), cfg.EmbedModel), nil
-}
-
 func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, streams *ioStreams) error {
-	emb, err := newEmbedder(cfg)
+	eng, err := app.Open(app.Options{Config: cfg, NoRerank: true, Dial: dialer()})
 	if err != nil {
 		return err
 	}
+	defer eng.Close()
 	var bar *progressBar
+	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild}
 	if !opts.quiet {
 		bar = newProgressBar(streams.Err, streams.ErrTTY, streams.ErrWidth)
+		req.Progress, req.Notice = bar.update, bar.notice
 	}
-	bo := index.BuildOptions{
-		Name:           cfg.Index,
-		Paths:          opts.paths,
-		Rebuild:        opts.rebuild,
-		Embedder:       emb,
-		EmbedBatchSize: cfg.EmbedBatchSize,
-		Chunk:          index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
-		MaxFileSize:    cfg.MaxFileSize,
-		Notice: func(msg string) {
-			slog.Warn(msg)
-			if !opts.quiet {
-				bar.notice(msg)
-			}
-		},
-	}
-	if bar != nil {
-		bo.Progress = bar.update
-	}
-	slog.Info("index", "name", cfg.Index, "paths", opts.paths, "rebuild", opts.rebuild, "embedder", cfg.Embedder)
-	sum, err := index.Build(ctx, cfg.IndexDir(), bo)
+	sum, err := eng.Build(ctx, req)
 	bar.finish()
 	if err != nil {
 		return err
@@ -112,7 +83,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return enc.Encode(sum)
 	}
 	if !opts.quiet {
-		printSummary(streams.Err, sum, emb == nil)
+		printSummary(streams.Err, sum, cfg.Embedder == "none")
 	}
 	return nil
 }

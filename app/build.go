@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"lore/index"
+)
+
+// BuildRequest is one `lore index` run.
+type BuildRequest struct {
+	Paths   []string // folders or files; none refreshes the remembered ones
+	Rebuild bool
+	// Progress and Notice, when set, are called from the build's goroutine.
+	Progress func(index.Progress)
+	Notice   func(string)
+}
+
+// Build builds or refreshes the configured index with the configured
+// embedder. Searches and turns running meanwhile keep working, and see the
+// result as soon as it is committed.
+func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, error) {
+	cfg := e.Config()
+	var emb index.Embedder
+	if cfg.Embedder != "none" {
+		emb = index.NewOllamaEmbedder(e.client, e.host.String(), cfg.EmbedModel)
+	}
+	bo := index.BuildOptions{
+		Name:           cfg.Index,
+		Paths:          req.Paths,
+		Rebuild:        req.Rebuild,
+		Embedder:       emb,
+		EmbedBatchSize: cfg.EmbedBatchSize,
+		Chunk:          index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
+		MaxFileSize:    cfg.MaxFileSize,
+		Progress:       req.Progress,
+		Notice: func(msg string) {
+			slog.Warn(msg)
+			if req.Notice != nil {
+				req.Notice(msg)
+			}
+		},
+	}
+	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", cfg.Embedder)
+	return index.Build(ctx, cfg.IndexDir(), bo)
+}

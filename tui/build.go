@@ -1,0 +1,117 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"lore/app"
+	"lore/index"
+)
+
+// A build started from the chat (/add PATH): progress in the status bar,
+// the index picked up when it is done; esc stops it, keeping what is saved.
+type (
+	buildMsg struct {
+		progress *index.Progress
+		done     bool
+		sum      index.Summary
+		err      error
+	}
+	building struct {
+		cancel   context.CancelFunc
+		updates  chan buildMsg
+		progress index.Progress
+	}
+)
+
+// build runs `lore index PATH...` on the engine.
+func (m *Model) build(args string) (tea.Model, tea.Cmd) {
+	if m.building != nil {
+		m.statusMsg = "an index build is running: esc stops it"
+		return m, nil
+	}
+	var paths []string
+	for _, p := range strings.Fields(args) {
+		if strings.HasPrefix(p, "~/") {
+			if home, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(home, p[2:])
+			}
+		}
+		paths = append(paths, p)
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	b := &building{cancel: cancel, updates: make(chan buildMsg, 1)}
+	m.building = b
+	m.addInfo("indexing " + strings.Join(paths, " ") + " …")
+	eng := m.eng
+	go func() {
+		report := func(p index.Progress) {
+			select { // only the latest progress matters: drop what the screen has not taken
+			case <-b.updates:
+			default:
+			}
+			select {
+			case b.updates <- buildMsg{progress: &p}:
+			default:
+			}
+		}
+		sum, err := eng.Build(ctx, app.BuildRequest{Paths: paths, Progress: report})
+		for { // the final message must get through
+			select {
+			case <-b.updates:
+			default:
+			}
+			select {
+			case b.updates <- buildMsg{done: true, sum: sum, err: err}:
+				return
+			default:
+			}
+		}
+	}()
+	return m, tea.Batch(waitBuild(b), m.spin.Tick)
+}
+
+func waitBuild(b *building) tea.Cmd {
+	return func() tea.Msg { return <-b.updates }
+}
+
+func (m *Model) buildUpdate(msg buildMsg) (tea.Model, tea.Cmd) {
+	b := m.building
+	if b == nil {
+		return m, nil
+	}
+	if !msg.done {
+		b.progress = *msg.progress
+		return m, waitBuild(b)
+	}
+	b.cancel()
+	m.building = nil
+	switch {
+	case msg.err != nil && m.ctx.Err() == nil && strings.Contains(msg.err.Error(), "context canceled"):
+		m.addInfo("index build stopped: what was indexed is saved; /add again to finish")
+	case msg.err != nil:
+		m.addInfo("index: " + firstLine(msg.err.Error()))
+	default:
+		s := msg.sum
+		m.addInfo(fmt.Sprintf("indexed: %d files, %d unchanged, %d skipped; the index holds %d files, %d chunks",
+			s.FilesIndexed, s.FilesUnchanged, len(s.FilesSkipped), s.TotalFiles, s.TotalChunks))
+	}
+	return m, m.checkStatus(false)
+}
+
+// buildStatus is the status bar's view of a running build.
+func (b *building) status() string {
+	p := b.progress
+	switch p.Phase {
+	case "index":
+		return fmt.Sprintf(" indexing %d/%d files · %d chunks ", p.FilesDone, p.FilesTotal, p.Chunks)
+	case "graph":
+		return fmt.Sprintf(" building the graph %d/%d ", p.GraphDone, p.GraphTotal)
+	}
+	return " scanning "
+}
