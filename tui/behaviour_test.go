@@ -252,3 +252,24 @@ func TestAddBuildsTheIndex(t *testing.T) {
 		t.Fatalf("after /add:\n%s", s)
 	}
 }
+
+// Each [n] of an answer links to its source (OSC 8); arr[1] does not.
+func TestCitationsAreLinks(t *testing.T) {
+	h := newHarness(t, 100, 30, "dark")
+	seq := h.ask("q")
+	res := doneResult()
+	res.Answer = "Use WithTimeout [1] and see [2]; `arr[1]` is code.\n"
+	h.events(seq, agent.Done{Result: res})
+	out := h.m.render()
+	for _, n := range []string{"context/context.go", "guides/cancellation.md"} {
+		if c := strings.Count(out, "\x1b]8;;file:///home/ana/docs/"+n); c != 2 { // the [n] and the source line
+			t.Errorf("%s linked %d times, want 2", n, c)
+		}
+	}
+	h.m.opts.NoLinks = true
+	h.m.applyTheme()
+	h.m.turns[len(h.m.turns)-1].cache = nil
+	if strings.Contains(h.m.render(), "\x1b]8;;") {
+		t.Error("links drawn with NoLinks")
+	}
+}

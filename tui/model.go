@@ -51,6 +51,9 @@ type Options struct {
 	Theme string
 	// NoColor is set when NO_COLOR is.
 	NoColor bool
+	// NoLinks turns OSC 8 hyperlinks off, for terminals that would print
+	// them (the Linux console, TERM=dumb).
+	NoLinks bool
 	// Getenv reads the environment (the editor, tmux, the display).
 	Getenv func(string) string
 	// LogPath is where details of errors go, for the messages that say so.
@@ -146,6 +149,7 @@ func (m *Model) dark() bool {
 
 func (m *Model) applyTheme() {
 	m.st = newStyles(m.dark(), m.opts.NoColor)
+	m.st.links = !m.opts.NoLinks
 	m.input.SetStyles(textarea.DefaultStyles(m.dark()))
 	m.help.Styles = help.DefaultStyles(m.dark())
 }

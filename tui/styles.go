@@ -11,6 +11,7 @@ import (
 type styles struct {
 	dark                      bool
 	noColor                   bool
+	links                     bool // OSC 8 hyperlinks on sources and [n] markers
 	question, answer, dim     lipgloss.Style
 	user, assistant           lipgloss.Style
 	badgeDocs, badgeWeb       lipgloss.Style

@@ -3,8 +3,11 @@ package tui
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -124,7 +127,50 @@ func (t *turn) renderAnswer(width int, st styles) string {
 	if err != nil {
 		return wrap(t.answer, width)
 	}
-	return strings.Trim(out, "\n")
+	out = strings.Trim(out, "\n")
+	if st.links {
+		out = t.linkCitations(out)
+	}
+	return out
+}
+
+// citationRe finds [n] in rendered text, where styles may sit between the
+// brackets and the number (glamour splits "[1]" into runs).
+var citationRe = regexp.MustCompile(`\[(?:\x1b\[[0-9;]*m)*(\d{1,2})(?:\x1b\[[0-9;]*m)*\]`)
+
+// linkCitations makes each [n] of the rendered answer a link to source n.
+// An index such as arr[1] (a letter, digit, _ or ] just before it) is not
+// a citation.
+func (t *turn) linkCitations(out string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range citationRe.FindAllStringSubmatchIndex(out, -1) {
+		n, _ := strconv.Atoi(out[m[2]:m[3]])
+		if n < 1 || n > len(t.sources) || sourceLink(t.sources[n-1]) == "" {
+			continue
+		}
+		if before := []rune(ansi.Strip(out[max(m[0]-64, 0):m[0]])); len(before) > 0 {
+			if r := before[len(before)-1]; unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == ']' {
+				continue
+			}
+		}
+		b.WriteString(out[last:m[0]])
+		b.WriteString(ansi.SetHyperlink(sourceLink(t.sources[n-1])) + out[m[0]:m[1]] + ansi.ResetHyperlink())
+		last = m[1]
+	}
+	b.WriteString(out[last:])
+	return b.String()
+}
+
+// sourceLink is where a source's link points: the file, or the page.
+func sourceLink(s agent.Source) string {
+	switch {
+	case s.URL != "":
+		return s.URL
+	case s.Root != "":
+		return "file://" + filepath.ToSlash(filepath.Join(s.Root, s.Path))
+	}
+	return ""
 }
 
 // renderSources lists the sources after the answer: cited ones first and
@@ -162,12 +208,9 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 	if s.Cited {
 		mark, style = "● ", st.cited
 	}
-	label, link := s.Label(), ""
-	kind := ""
+	label, link, kind := s.Label(), sourceLink(s), ""
 	if s.URL != "" {
-		style, link, kind = st.web, s.URL, "web "
-	} else if s.Root != "" {
-		link = "file://" + filepath.ToSlash(filepath.Join(s.Root, s.Path))
+		style, kind = st.web, "web "
 	}
 	num := fmt.Sprintf("[%d] ", s.N)
 	avail := max(width-ansi.StringWidth(mark+num+kind)-1, 10)
@@ -176,7 +219,7 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 	}
 	label = ansi.Truncate(label, max(avail, 10), "…")
 	body := style.Render(label)
-	if link != "" && !st.noColor {
+	if link != "" && st.links {
 		body = ansi.SetHyperlink(link) + body + ansi.ResetHyperlink()
 	}
 	line := style.Render(mark+num) + st.dim.Render(kind) + body

@@ -89,7 +89,8 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 		resume = list[0].ID
 	}
 	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: streams.Getenv("NO_COLOR") != "",
-		Getenv: streams.Getenv, LogPath: filepath.Join(cfg.StateDir, "lore.log")})
+		NoLinks: streams.Getenv("TERM") == "dumb" || streams.Getenv("TERM") == "linux",
+		Getenv:  streams.Getenv, LogPath: filepath.Join(cfg.StateDir, "lore.log")})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("chat: %w", err)
