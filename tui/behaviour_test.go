@@ -14,7 +14,6 @@ import (
 	"lore/agent"
 	"lore/app"
 	"lore/config"
-	"lore/index"
 	"lore/internal/ollamatest"
 )
 
@@ -106,21 +105,7 @@ func TestQuitKeys(t *testing.T) {
 func TestTurnThroughEngine(t *testing.T) {
 	srv := ollamatest.New(t)
 	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Spin ", "the widget ", "[1]."}})
-	cfg := config.Defaults()
-	cfg.DataDir, cfg.StateDir = t.TempDir(), t.TempDir()
-	cfg.OllamaHost = srv.URL
-	cfg.Reranker = "none"
-	docs := t.TempDir()
-	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins when you press the button.\n"), 0o644)
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: "default", Paths: []string{docs}, MaxFileSize: 1 << 20,
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := app.Open(app.Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+	eng := widgetEngine(t, srv.URL)
 	m := New(context.Background(), eng, Options{Theme: "dark", Getenv: func(string) string { return "" }})
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	run(t, m, m.checkStatus(true))

@@ -131,22 +131,30 @@ func benchHarness(b *testing.B, w, hgt int) *harness {
 // engineModel is a chat over the real engine, an index of one file and an
 // Ollama double on loopback.
 func engineModel(b *testing.B) (*Model, func()) {
-	srv := ollamatest.New(b)
+	eng := widgetEngine(b, ollamatest.New(b).URL)
+	m := New(context.Background(), eng, Options{Theme: "dark", Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	return m, func() {}
+}
+
+// widgetEngine is the real engine over an index of one small file, with
+// Ollama at host; it is closed when the test ends.
+func widgetEngine(tb testing.TB, host string) *app.Engine {
+	tb.Helper()
 	cfg := config.Defaults()
-	cfg.DataDir, cfg.StateDir = b.TempDir(), b.TempDir()
-	cfg.OllamaHost = srv.URL
+	cfg.DataDir, cfg.StateDir = tb.TempDir(), tb.TempDir()
+	cfg.OllamaHost = host
 	cfg.Reranker = "none"
-	docs := b.TempDir()
+	docs := tb.TempDir()
 	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins when you press the button.\n"), 0o644)
 	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: "default", Paths: []string{docs}, MaxFileSize: 1 << 20,
 		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	eng, err := app.Open(app.Options{Config: cfg})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	m := New(context.Background(), eng, Options{Theme: "dark", Getenv: func(string) string { return "" }})
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	return m, func() { eng.Close() }
+	tb.Cleanup(func() { eng.Close() })
+	return eng
 }

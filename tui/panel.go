@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 	"lore/session"
 )
 
@@ -104,7 +105,7 @@ func (m *Model) panelView(width, height int) string {
 		if i == p.cursor {
 			row[0] = m.st.cursor.Render(row[0])
 			if p.show {
-				for _, l := range excerpt(it.Text, 30, inner-5) {
+				for _, l := range excerpt.Lines(it.Text, 30, inner-5) {
 					detail = append(detail, "     "+m.st.dim.Render(l))
 				}
 				row = append(row, detail...)

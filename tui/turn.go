@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 	"lore/tui/mdstream"
 )
 
@@ -195,7 +196,7 @@ func (t *turn) renderSources(width int, st styles) string {
 	for _, s := range ordered {
 		lines = append(lines, sourceLine(s, t.changed[s.N], width, st))
 		if t.route == agent.RouteSourcesOnly {
-			for _, l := range excerpt(s.Text, 3, width-8) {
+			for _, l := range excerpt.Lines(s.Text, 3, width-8) {
 				lines = append(lines, "      "+st.dim.Render(l))
 			}
 		}
@@ -232,20 +233,4 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 // wrap folds s to width cells, keeping ANSI styles.
 func wrap(s string, width int) string {
 	return lipgloss.Wrap(s, max(width, 10), " ")
-}
-
-// excerpt is the first n non-blank lines of text, each cut to width.
-func excerpt(text string, n, width int) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimRight(strings.ReplaceAll(l, "\t", "    "), " ")
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		out = append(out, ansi.Truncate(l, max(width, 10), "…"))
-		if len(out) == n {
-			break
-		}
-	}
-	return out
 }

@@ -18,6 +18,7 @@ import (
 	"lore/agent"
 	"lore/app"
 	"lore/config"
+	"lore/internal/excerpt"
 )
 
 // Exit codes of lore ask, beyond the common ones.
@@ -299,7 +300,7 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 		}
 		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, s.Label())
 		if r.Route == agent.RouteSourcesOnly {
-			for _, l := range excerpt(s.Text, 4, 100) {
+			for _, l := range excerpt.Lines(s.Text, 4, 100) {
 				fmt.Fprintf(w, "      %s\n", l)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"lore/app"
 	"lore/config"
+	"lore/internal/excerpt"
 )
 
 type searchOptions struct {
@@ -170,28 +171,9 @@ func printSearch(w io.Writer, res app.SearchResult, tty bool) {
 			fmt.Fprintf(w, " > %s", h.Heading)
 		}
 		fmt.Fprintf(w, "\n    %s%s%s%s\n", dim, scores, ranks, reset)
-		for _, l := range excerpt(h.Text, 3, 100) {
+		for _, l := range excerpt.Lines(h.Text, 3, 100) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-// excerpt is the first n non-blank lines of text, each cut to width.
-func excerpt(text string, n, width int) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimRight(strings.ReplaceAll(l, "\t", "    "), " ")
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		if r := []rune(l); len(r) > width {
-			l = string(r[:width-1]) + "…"
-		}
-		out = append(out, l)
-		if len(out) == n {
-			break
-		}
-	}
-	return out
 }
