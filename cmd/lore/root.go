@@ -114,7 +114,8 @@ func newRootCmd(streams *ioStreams) *cobra.Command {
 		Short: "Ask questions of your own documents, offline",
 		Long: `lore indexes folders of documents (markdown, text, HTML, code, PDF) and finds
 the passages that answer your questions, with a local Ollama model.`,
-		Example: `  lore index ~/notes ./docs        # build or refresh the default index
+		Example: `  lore                              # the chat, on a terminal
+  lore index ~/notes ./docs        # build or refresh the default index
   lore index                        # refresh every folder indexed before
   lore index status                 # what the index holds, what changed on disk
   lore --index work index ~/work    # a second, separate index`,
