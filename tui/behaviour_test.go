@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,5 +257,34 @@ func TestCitationsAreLinks(t *testing.T) {
 	h.m.turns[len(h.m.turns)-1].cache = nil
 	if strings.Contains(h.m.render(), "\x1b]8;;") {
 		t.Error("links drawn with NoLinks")
+	}
+}
+
+// NO_COLOR: no colour escape at all, emphasis only.
+func TestNoColor(t *testing.T) {
+	h := newHarness(t, 100, 30, "dark")
+	h.m.opts.NoColor = true
+	h.m.applyTheme()
+	h.finishAnswer(h.streamAnswer())
+	if out := h.m.render(); strings.Contains(out, "\x1b[38;") || strings.Contains(out, "\x1b[48;") {
+		t.Fatalf("colour escapes with NO_COLOR:\n%q", out)
+	}
+}
+
+// A panic while drawing is caught: one line names the log, the log has
+// the details, and the program goes on.
+func TestPanicInViewIsLogged(t *testing.T) {
+	var logged strings.Builder
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	defer slog.SetDefault(prev)
+	h := newHarness(t, 80, 20, "dark")
+	h.m.turns = append(h.m.turns, nil) // a turn that cannot be drawn
+	v := h.m.View()
+	if !strings.Contains(v.Content, "internal error while drawing") || !strings.Contains(v.Content, "lore.log") {
+		t.Fatalf("view after a panic: %q", v.Content)
+	}
+	if !strings.Contains(logged.String(), "panic in view") || !strings.Contains(logged.String(), "stack=") {
+		t.Fatalf("log after a panic: %q", logged.String())
 	}
 }

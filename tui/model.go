@@ -16,6 +16,7 @@ import (
 	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"lore/agent"
 	"lore/app"
@@ -150,8 +151,16 @@ func (m *Model) dark() bool {
 func (m *Model) applyTheme() {
 	m.st = newStyles(m.dark(), m.opts.NoColor)
 	m.st.links = !m.opts.NoLinks
-	m.input.SetStyles(textarea.DefaultStyles(m.dark()))
+	ts := textarea.DefaultStyles(m.dark())
 	m.help.Styles = help.DefaultStyles(m.dark())
+	if m.opts.NoColor {
+		// The terminal would drop the colours anyway (Bubble Tea honours
+		// NO_COLOR); plain styles keep the layout the same without them.
+		plain := textarea.StyleState{Selection: lipgloss.NewStyle().Reverse(true)}
+		ts.Focused, ts.Blurred, ts.Cursor.Color = plain, plain, nil
+		m.help.Styles = help.Styles{}
+	}
+	m.input.SetStyles(ts)
 }
 
 // Messages from commands (all I/O happens in commands, never in Update).
