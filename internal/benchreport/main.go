@@ -142,6 +142,7 @@ var tracked = []struct {
 	{"rerank 20×256 tokens, MiniLM-L-6 shape, ONNX Runtime (ms)", "BenchmarkRerank", "ort-L6-ms", ""},
 	{"lore's ONNX Runtime backend / a bare onnxruntime_go session", "BenchmarkRerank", "lore/bare-ort", "≤ 1.1"},
 	{"hugot pure-Go backend / ONNX Runtime", "BenchmarkRerank", "hugot/ort", ""},
+	{"chat: render cost per token at a 20k-character answer, incremental / full re-render", "BenchmarkStreamVsFull", "incremental/full", "≤ 0.1"},
 	{"chat: one frame, 200-turn transcript above a streaming answer (µs)", "BenchmarkChat/Frame200", "frame-us", ""},
 	{"chat: Enter to the first frame showing a stage, real engine (ms)", "BenchmarkChat/KeyToStage", "key-to-stage-ms", ""},
 	{"chat: a token from the engine to the frame that shows it (ms)", "BenchmarkChat/TokenToFrame", "token-to-frame-ms", ""},
