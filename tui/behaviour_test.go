@@ -255,6 +255,7 @@ func TestCitationsAreLinks(t *testing.T) {
 	h.m.opts.NoLinks = true
 	h.m.applyTheme()
 	h.m.turns[len(h.m.turns)-1].cache = nil
+	h.m.invalidate()
 	if strings.Contains(h.m.render(), "\x1b]8;;") {
 		t.Error("links drawn with NoLinks")
 	}
@@ -286,5 +287,19 @@ func TestPanicInViewIsLogged(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "panic in view") || !strings.Contains(logged.String(), "stack=") {
 		t.Fatalf("log after a panic: %q", logged.String())
+	}
+}
+
+// Output added while an answer streams (a /command) goes below it, and the
+// answer keeps updating above.
+func TestOutputDuringATurn(t *testing.T) {
+	h := newHarness(t, 100, 40, "dark")
+	seq := h.streamAnswer()
+	h.typeText("/mode online")
+	h.press(tea.Key{Code: tea.KeyEnter})
+	h.events(seq, agent.Token{Text: " zebra-marker"})
+	s := h.screen()
+	if !strings.Contains(s, "zebra-marker") || strings.Index(s, "zebra-marker") > strings.Index(s, "mode: online") {
+		t.Fatalf("the streaming answer froze or moved below later output:\n%s", s)
 	}
 }

@@ -23,7 +23,8 @@ import (
 // BenchmarkChat measures what a user waits for in the chat (run with
 // -benchtime 1x: each part repeats itself and reports medians):
 //   - Frame200: drawing one frame with a 200-turn transcript above a
-//     streaming answer (finished turns come from their caches);
+//     streaming answer (finished turns come from their caches), and one
+//     frame of scrolling that transcript;
 //   - KeyToStage: Enter to the first frame that shows a running stage,
 //     through the real engine (index, Ollama double on loopback);
 //   - TokenToFrame: a token arriving to the frame that shows it;
@@ -44,6 +45,16 @@ func BenchmarkChat(b *testing.B) {
 			d = append(d, time.Since(start))
 		}
 		b.ReportMetric(median(d).Seconds()*1e6, "frame-us")
+		// Scrolling the finished transcript: no turn is rendered again.
+		h.events(seq, agent.Done{Result: agent.Result{Route: agent.RouteDocs, Answer: "done"}})
+		d = d[:0]
+		for i := 0; i < 200; i++ {
+			start := time.Now()
+			h.press(tea.Key{Code: tea.KeyPgUp})
+			h.m.render()
+			d = append(d, time.Since(start))
+		}
+		b.ReportMetric(median(d).Seconds()*1e6, "scroll-frame-us")
 	})
 	b.Run("KeyToStage", func(b *testing.B) {
 		m, stop := engineModel(b)

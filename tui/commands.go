@@ -115,6 +115,7 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 			m.cancelTurn()
 		}
 		m.turns, m.sessionID = nil, ""
+		m.invalidate()
 		m.addInfo("new session")
 	case "/sessions":
 		return m, m.listSessions()

@@ -109,6 +109,11 @@ type Model struct {
 	quitting bool
 	models   []string // for /model completion
 
+	// flat holds the lines of turns[:flatN], all finished, at flatKey.
+	flat    []string
+	flatN   int
+	flatKey renderKey
+
 	now func() time.Time // the clock; tests fix it
 }
 
@@ -149,6 +154,7 @@ func (m *Model) dark() bool {
 }
 
 func (m *Model) applyTheme() {
+	m.invalidate()
 	m.st = newStyles(m.dark(), m.opts.NoColor)
 	m.st.links = !m.opts.NoLinks
 	ts := textarea.DefaultStyles(m.dark())
@@ -306,6 +312,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changedMsg:
 		msg.t.changed = msg.changed
 		msg.t.cache = nil
+		m.invalidate()
 		return m, nil
 	case infoMsg:
 		if msg.err != nil {

@@ -178,6 +178,7 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 		m.cancelTurn()
 	}
 	m.turns = nil
+	m.invalidate()
 	m.sessionID = msg.se.ID
 	for _, st := range msg.se.Turns {
 		t := &turn{question: st.Question, answer: st.Answer, state: turnDone, route: agent.Route(st.Route)}

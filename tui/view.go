@@ -61,16 +61,36 @@ func (m *Model) helpHeight() int {
 	return 1
 }
 
-// transcript is every line of every turn at the transcript's width.
-// Finished turns come from their caches; only the live one is rendered.
+// transcript is every line of every turn at the transcript's width. The
+// lines of finished turns are kept joined (flat); only the live turn is
+// rendered per frame.
 func (m *Model) transcript() []string {
-	w := m.transcriptWidth()
-	var lines []string
-	for _, t := range m.turns {
-		lines = append(lines, t.lines(w, m.st)...)
+	key := renderKey{m.transcriptWidth(), m.st.glamourStyle()}
+	n := 0 // the finished prefix: output added during a turn comes after it
+	for n < len(m.turns) && m.turns[n].finished() {
+		n++
+	}
+	if m.flatKey != key || m.flatN > n {
+		m.invalidate()
+		m.flatKey = key
+	}
+	for _, t := range m.turns[m.flatN:n] {
+		m.flat = append(m.flat, t.lines(key.width, m.st)...)
+	}
+	m.flatN = n
+	if n == len(m.turns) {
+		return m.flat
+	}
+	lines := m.flat[:len(m.flat):len(m.flat)]
+	for _, t := range m.turns[n:] {
+		lines = append(lines, t.lines(key.width, m.st)...)
 	}
 	return lines
 }
+
+// invalidate drops the joined lines of finished turns, after a change to
+// one of them or to the list.
+func (m *Model) invalidate() { m.flat, m.flatN = nil, 0 }
 
 func (m *Model) scroll(delta int) {
 	total := len(m.transcript())
@@ -157,12 +177,16 @@ func (m *Model) transcriptView(width, height int) string {
 	if below := total - end; below > 0 && !m.follow {
 		window[height-1] = m.st.newLines.Render(fmt.Sprintf("↓ %d new lines · end follows", below))
 	}
+	// Every line exactly width cells: the panel beside it stays in place.
 	for i, l := range window {
-		if ansi.StringWidth(l) > width {
+		switch w := ansi.StringWidth(l); {
+		case w > width:
 			window[i] = ansi.Truncate(l, width, "")
+		case w < width:
+			window[i] = l + strings.Repeat(" ", width-w)
 		}
 	}
-	return lipgloss.NewStyle().Width(width).Render(strings.Join(window, "\n"))
+	return strings.Join(window, "\n")
 }
 
 func (m *Model) emptyIndexView(width, height int) string {

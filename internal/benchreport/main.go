@@ -144,6 +144,7 @@ var tracked = []struct {
 	{"hugot pure-Go backend / ONNX Runtime", "BenchmarkRerank", "hugot/ort", ""},
 	{"chat: render cost per token at a 20k-character answer, incremental / full re-render", "BenchmarkStreamVsFull", "incremental/full", "≤ 0.1"},
 	{"chat: one frame, 200-turn transcript above a streaming answer (µs)", "BenchmarkChat/Frame200", "frame-us", ""},
+	{"chat: one frame scrolling a 200-turn transcript (µs)", "BenchmarkChat/Frame200", "scroll-frame-us", ""},
 	{"chat: Enter to the first frame showing a stage, real engine (ms)", "BenchmarkChat/KeyToStage", "key-to-stage-ms", ""},
 	{"chat: a token from the engine to the frame that shows it (ms)", "BenchmarkChat/TokenToFrame", "token-to-frame-ms", ""},
 	{"chat: heap in use after a 200-turn session (MiB)", "BenchmarkChat/Session200", "heap-MiB", ""},
