@@ -45,7 +45,10 @@ func (e *env) run(tty bool, args ...string) run {
 // runIn runs lore with stdin as a pipe holding stdin.
 func (e *env) runIn(stdin string, tty bool, args ...string) run {
 	e.t.Helper()
-	var out, errb bytes.Buffer
+	// stderr is written by the command and, with --debug, by the log from
+	// the HTTP client's goroutines (os.Stderr is safe for that; a Buffer is not).
+	var out bytes.Buffer
+	var errb lockedBuffer
 	streams := &ioStreams{
 		In: strings.NewReader(stdin), Out: &out, Err: &errb,
 		OutTTY: tty, ErrTTY: tty,
