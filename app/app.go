@@ -54,7 +54,7 @@ type Engine struct {
 	sessions   *session.Store
 	cfg        config.Config
 	ix         *openIndex
-	retired    []*openIndex // older generations, closed with the engine: a search may still be using one
+	turns      sync.WaitGroup // Ask goroutines still running: Close lets them save
 	chatReady  map[string]bool
 	ollamaDown time.Time // when embedding last found Ollama unreachable
 	told       map[string]bool
@@ -65,13 +65,19 @@ type Engine struct {
 // it without locks.
 type openIndex struct {
 	ix  *index.Index
+	dir string
 	emb index.Embedder // nil for an index built with --embedder none
+	// refs counts the searches using it; a retired generation (replaced by
+	// a rebuild, or another index chosen) closes when the count reaches 0.
+	// Both are guarded by Engine.mu.
+	refs    int
+	retired bool
 }
 
 // ollamaRetry is how long a search stays lexical after Ollama was found
 // unreachable, so that a chat with Ollama down does not wait on it for
 // every question, yet uses it again soon after it starts.
-const ollamaRetry = 10 * time.Second
+var ollamaRetry = 10 * time.Second
 
 // Open opens the engine. A missing index is not an error here (the chat
 // opens on it and says how to build one); Search and Ask report it.
@@ -89,16 +95,22 @@ func Open(opt Options) (*Engine, error) {
 	return e, nil
 }
 
-// Close releases everything the engine opened.
+// Close releases everything the engine opened. Turns still running (their
+// contexts cancelled by the caller) get a few seconds to save what they
+// have.
 func (e *Engine) Close() error {
+	done := make(chan struct{})
+	go func() { e.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, o := range append(e.retired, e.ix) {
-		if o != nil {
-			o.ix.Close()
-		}
+	if e.ix != nil {
+		e.ix.ix.Close()
+		e.ix = nil
 	}
-	e.ix, e.retired = nil, nil
 	e.rr.r.Close()
 	if e.sessions != nil {
 		return e.sessions.Close()
@@ -142,10 +154,8 @@ func (e *Engine) SetIndex(name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.cfg.Index = name
-	if e.ix != nil {
-		e.retired = append(e.retired, e.ix)
-		e.ix = nil
-	}
+	e.retire(e.ix)
+	e.ix = nil
 	return nil
 }
 
@@ -185,38 +195,77 @@ func (e *Engine) Sessions() (*session.Store, error) {
 	return s, nil
 }
 
-// index returns the current generation of the configured index, reopening
-// it when a `lore index --rebuild` has published a new one since.
-func (e *Engine) index(ctx context.Context) (*openIndex, error) {
+// acquire returns the current generation of the configured index, counted
+// as in use until release. It reopens the index when a `lore index
+// --rebuild` has published a new generation since; the old one is closed
+// as soon as no search uses it any more.
+func (e *Engine) acquire(ctx context.Context) (*openIndex, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	dir := e.cfg.IndexDir()
+	cfg := e.cfg
+	dir := cfg.IndexDir()
 	current := index.CurrentGeneration(dir)
-	if e.ix != nil && e.ix.ix.Generation() == current {
-		return e.ix, nil
+	if o := e.ix; o != nil && o.dir == dir && o.ix.Generation() == current {
+		o.refs++
+		e.mu.Unlock()
+		return o, nil
 	}
-	ix, err := index.Open(dir, e.cfg.Index)
+	e.mu.Unlock()
+
+	// Opening reads SQLite: done outside the lock, so that nothing else
+	// waits on it.
+	ix, err := index.Open(dir, cfg.Index)
 	if err != nil {
 		return nil, err
 	}
-	o := &openIndex{ix: ix}
+	o := &openIndex{ix: ix, dir: dir, refs: 1}
 	// What the index was built with is read once per generation: a
 	// cancelled first caller must not make it look keyword-only for good.
 	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
-		emb := index.NewOllamaEmbedder(e.client, e.host.String(), model)
-		if sameModel(model, e.cfg.ChatModel) {
+		emb := index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
+		if sameModel(model, cfg.ChatModel) {
 			// Ollama restarts a runner whenever num_ctx changes: embed the
 			// query with the chat's, or every question would restart it twice.
-			emb.QueryNumCtx = e.cfg.NumCtx
+			emb.QueryNumCtx = cfg.NumCtx
 		}
 		o.emb = emb
 	}
-	if e.ix != nil {
-		e.retired = append(e.retired, e.ix)
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cur := e.ix; cur != nil && cur.dir == dir && cur.ix.Generation() == ix.Generation() {
+		ix.Close() // another caller opened the same generation meanwhile
+		cur.refs++
+		return cur, nil
 	}
+	e.retire(e.ix)
 	e.ix = o
 	return o, nil
 }
+
+// release ends a use of o that acquire counted.
+func (e *Engine) release(o *openIndex) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o.refs--
+	if o.retired && o.refs == 0 {
+		o.ix.Close()
+	}
+}
+
+// retire closes o now, or when its last user releases it. e.mu is held.
+func (e *Engine) retire(o *openIndex) {
+	if o == nil || o.retired {
+		return
+	}
+	o.retired = true
+	if o.refs == 0 {
+		o.ix.Close()
+	}
+}
+
+// hostLabel is the Ollama host for messages: a password in the URL is
+// never shown.
+func (e *Engine) hostLabel() string { return e.host.Redacted() }
 
 // IndexInfo describes the index for a status line.
 type IndexInfo struct {
@@ -229,13 +278,14 @@ type IndexInfo struct {
 // Index describes the configured index as it is now.
 func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
 	info := IndexInfo{Name: e.Config().Index}
-	o, err := e.index(ctx)
+	o, err := e.acquire(ctx)
 	if errors.Is(err, index.ErrNoIndex) {
 		return info, nil
 	}
 	if err != nil {
 		return info, err
 	}
+	defer e.release(o)
 	info.Built = true
 	info.Embedder = o.ix.EmbedderModel(ctx)
 	info.Chunks, err = o.ix.Chunks(ctx)
@@ -266,7 +316,7 @@ func (e *Engine) ChatStatus(ctx context.Context, model string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := ollama.Check(ctx, e.client, e.host.String(), model); err != nil {
+	if _, err := ollama.Check(ctx, e.client, e.hostLabel(), model); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -288,7 +338,7 @@ func (e *Engine) Models(ctx context.Context) ([]string, error) {
 	defer cancel()
 	list, err := e.client.List(ctx)
 	if err != nil {
-		return nil, ollama.Explain(err, e.host.String(), "")
+		return nil, ollama.Explain(err, e.hostLabel(), "")
 	}
 	var names []string
 	for _, m := range list.Models {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lore/agent"
 	"lore/config"
@@ -100,8 +101,10 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	}
 }
 
-// A first search that is cancelled must not leave the vector graph broken
-// for the life of the process.
+// A first search that is cancelled must not leave the engine keyword-only
+// for the life of the process: neither by reading the index's embedder with
+// the dead context, nor by taking the cancelled embedding for an Ollama that
+// is down. (The graph load itself is index.TestCancelledGraphLoadIsNotCached.)
 func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
 	srv := ollamatest.New(t)
 	cfg := testConfig(t, srv.URL)
@@ -125,8 +128,10 @@ func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
 }
 
 // Ollama down when the engine opens, started later: the first turn gets
-// passages only (with a notice naming the fix), the next one an answer.
+// passages only, found by keyword search, with notices naming the fix; once
+// Ollama answers, the next turn is answered and searched by meaning again.
 func TestOllamaDownThenUp(t *testing.T) {
+	srv := ollamatest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +142,9 @@ func TestOllamaDownThenUp(t *testing.T) {
 	cfg := testConfig(t, "http://"+addr)
 	docs := t.TempDir()
 	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
-	build(t, cfg, docs, false, nil)
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv)) // embedded while Ollama was up
+	defer func(d time.Duration) { ollamaRetry = d }(ollamaRetry)
+	ollamaRetry = 0 // try Ollama again at once, not 10 s later
 	e, err := Open(Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +152,11 @@ func TestOllamaDownThenUp(t *testing.T) {
 	defer e.Close()
 
 	final, notices := ask(t, e, "what does the widget do?")
-	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteSourcesOnly || !strings.Contains(notices, "ollama serve") {
+	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteSourcesOnly || len(d.Result.Sources) == 0 ||
+		!strings.Contains(notices, "ollama serve") || !strings.Contains(notices, "lexical search only") {
 		t.Fatalf("with Ollama down: %T %+v, notices %q", final, final, notices)
 	}
 
-	srv := ollamatest.New(t)
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("port %s taken meanwhile: %v", addr, err)
@@ -158,9 +165,50 @@ func TestOllamaDownThenUp(t *testing.T) {
 	go hs.Serve(ln)
 	defer hs.Close()
 
-	final, _ = ask(t, e, "what does the widget do?")
-	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteDocs || d.Result.Answer == "" {
-		t.Fatalf("with Ollama up: %T %+v", final, final)
+	final, notices = ask(t, e, "what does the widget do?")
+	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteDocs || d.Result.Answer == "" || strings.Contains(notices, "lexical") {
+		t.Fatalf("with Ollama up: %T %+v, notices %q", final, final, notices)
+	}
+	if res, err := e.Search(context.Background(), "widget", 5); err != nil || res.Mode != "hybrid" {
+		t.Fatalf("search with Ollama up: %v %s", err, res.Mode)
+	}
+}
+
+// Each rebuild in another terminal replaces the generation the engine has
+// open; the old one is closed once no search uses it (a chat open all day
+// must not keep every old index open).
+func TestOldGenerationsAreClosed(t *testing.T) {
+	fds := func() int {
+		entries, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("needs /proc")
+		}
+		return len(entries)
+	}
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	search := func() {
+		if res, err := e.Search(context.Background(), "widget", 5); err != nil || len(res.Passages) != 1 {
+			t.Fatalf("search: %v %+v", err, res)
+		}
+	}
+	search()
+	build(t, cfg, docs, true, nil)
+	search()
+	before := fds()
+	for i := 0; i < 5; i++ {
+		build(t, cfg, docs, true, nil)
+		search()
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("open files grew from %d to %d over 5 rebuilds: old generations stay open", before, after)
 	}
 }
 

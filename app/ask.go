@@ -56,12 +56,16 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	} else {
 		id = session.NewID()
 	}
-	if _, err := e.index(ctx); err != nil {
+	o, err := e.acquire(ctx) // the index must exist before a turn starts
+	if err != nil {
 		return "", nil, err
 	}
+	e.release(o)
 
 	out := make(chan agent.Event, 64)
+	e.turns.Add(1)
 	go func() {
+		defer e.turns.Done()
 		defer close(out)
 		a := &agent.Agent{
 			Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),

@@ -23,7 +23,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	cfg := e.Config()
 	var emb index.Embedder
 	if cfg.Embedder != "none" {
-		emb = index.NewOllamaEmbedder(e.client, e.host.String(), cfg.EmbedModel)
+		emb = index.NewOllamaEmbedder(e.client, e.hostLabel(), cfg.EmbedModel)
 	}
 	bo := index.BuildOptions{
 		Name:           cfg.Index,

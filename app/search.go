@@ -49,10 +49,11 @@ type retriever struct{ e *Engine }
 
 func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Retrieval, error) {
 	e := r.e
-	o, err := e.index(ctx)
+	o, err := e.acquire(ctx)
 	if err != nil {
 		return agent.Retrieval{}, err
 	}
+	defer e.release(o)
 	cfg := e.Config()
 	opt := index.SearchOptions{Limit: n, Depth: cfg.SearchDepth, RRFK: cfg.RRFK, Embedder: o.emb}
 	var notice string

@@ -97,17 +97,19 @@ func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, 
 		if err != nil {
 			return res, err
 		}
-		ef := opt.EfSearch
-		if ef <= 0 {
-			ef = graphEfSearch
+		if g != nil { // nil: no vector stored yet, keyword search only
+			ef := opt.EfSearch
+			if ef <= 0 {
+				ef = graphEfSearch
+			}
+			ids, _, err := g.search(vec, opt.Depth, ef)
+			if err != nil {
+				return res, fmt.Errorf("%w: %v", ErrDimension, err)
+			}
+			vecIDs = ids
+			res.Mode = "hybrid"
+			res.Timings.Vector = time.Since(t)
 		}
-		ids, _, err := g.search(vec, opt.Depth, ef)
-		if err != nil {
-			return res, fmt.Errorf("%w: %v", ErrDimension, err)
-		}
-		vecIDs = ids
-		res.Mode = "hybrid"
-		res.Timings.Vector = time.Since(t)
 	}
 	t := time.Now()
 	lex, err := ix.lexicalIDs(ctx, query, opt.Depth)
@@ -289,7 +291,9 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 		d, _ := ix.st.meta(ctx, "dim")
 		dim, _ := strconv.Atoi(d)
 		if dim == 0 {
-			return newVectorGraph(1), nil
+			// No vector stored yet (a first build still scanning, or an
+			// empty folder): nothing to search by meaning.
+			return nil, nil
 		}
 		if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
 			g = newVectorGraph(dim)

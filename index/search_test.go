@@ -129,3 +129,21 @@ func TestCancelledGraphLoadIsNotCached(t *testing.T) {
 		t.Fatalf("search after a cancelled one: %v %+v", err, res)
 	}
 }
+
+// An index whose embedder has stored no vector yet (a first build still
+// scanning, or a folder of files with no text) answers keyword searches
+// instead of failing on the query vector's dimension.
+func TestSearchBeforeAnyVector(t *testing.T) {
+	emb := newFakeEmbedder("fake", 16)
+	src, dir := t.TempDir(), t.TempDir()
+	build(t, dir, testOptions(emb, src)) // an empty folder
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), "anything", SearchOptions{Embedder: emb})
+	if err != nil || res.Mode != "lexical" {
+		t.Fatalf("search before any vector: %v %+v", err, res)
+	}
+}
