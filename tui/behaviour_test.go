@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"lore/agent"
 	"lore/app"
@@ -66,6 +67,8 @@ func TestHistoryRecallAndPaste(t *testing.T) {
 
 func TestCopyCodeBlockSendsOSC52(t *testing.T) {
 	h := newHarness(t, 80, 20, "dark")
+	var system string
+	h.m.opts.SystemClipboard = func(text string) (string, error) { system = text; return "xclip", nil }
 	h.finishAnswer(h.streamAnswer())
 	h.typeText("/copy code 1")
 	cmd := h.press(tea.Key{Code: tea.KeyEnter})
@@ -78,6 +81,9 @@ func TestCopyCodeBlockSendsOSC52(t *testing.T) {
 	want := base64.StdEncoding.EncodeToString([]byte("ctx, cancel := context.WithTimeout(ctx, 2*time.Second)\ndefer cancel()\n"))
 	if !strings.Contains(raw, want) {
 		t.Fatalf("OSC 52 does not carry the code block: %q", raw)
+	}
+	if system != "ctx, cancel := context.WithTimeout(ctx, 2*time.Second)\ndefer cancel()\n" {
+		t.Fatalf("system clipboard got %q", system)
 	}
 }
 
@@ -179,7 +185,7 @@ func TestResizeMidStream(t *testing.T) {
 		h.send(tea.WindowSizeMsg{Width: w, Height: 30})
 		h.events(seq, agent.Token{Text: " more text that wraps at the new width of the terminal"})
 		for i, l := range strings.Split(h.screen(), "\n") {
-			if lw := len([]rune(l)); lw > w {
+			if lw := ansi.StringWidth(l); lw > w {
 				t.Fatalf("width %d: line %d is %d wide: %q", w, i, lw, l)
 			}
 		}
@@ -301,5 +307,51 @@ func TestOutputDuringATurn(t *testing.T) {
 	s := h.screen()
 	if !strings.Contains(s, "zebra-marker") || strings.Index(s, "zebra-marker") > strings.Index(s, "mode: online") {
 		t.Fatalf("the streaming answer froze or moved below later output:\n%s", s)
+	}
+}
+
+// A first turn cancelled before anything was saved leaves no session
+// behind: the next question starts one instead of asking for a session
+// that does not exist.
+func TestUnsavedFirstTurnStartsNoSession(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	seq := h.ask("first")
+	h.press(tea.Key{Code: tea.KeyEscape})
+	h.events(seq, agent.Cancelled{Result: agent.Result{Question: "first"}})
+	if h.m.sessionID != "" {
+		t.Fatalf("session %q adopted without a saved turn", h.m.sessionID)
+	}
+	seq = h.ask("second")
+	h.events(seq, agent.Saved{SessionID: "5e55100aaaaa", Turn: 1}, agent.Done{Result: agent.Result{Route: agent.RouteNone}})
+	if h.m.sessionID != "5e55100aaaaa" {
+		t.Fatalf("a saved turn did not set the session: %q", h.m.sessionID)
+	}
+}
+
+// /new while an answer streams: the old turn is cancelled and saved in
+// its own session, and nothing of it reaches the new conversation.
+func TestNewDuringATurn(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	h.m.sessionID = "01d5e5510000"
+	seq := h.streamAnswer()
+	cancelled := false
+	h.m.cancel = func() { cancelled = true }
+	h.typeText("/new")
+	h.press(tea.Key{Code: tea.KeyEnter})
+	h.events(seq, agent.Saved{SessionID: "01d5e5510000", Turn: 2}, agent.Cancelled{Result: doneResult()})
+	if !cancelled || h.m.sessionID != "" || h.m.live != nil || strings.Contains(h.screen(), "context.WithTimeout") {
+		t.Fatalf("after /new: cancelled %v, session %q, live %v\n%s", cancelled, h.m.sessionID, h.m.live != nil, h.screen())
+	}
+}
+
+// Every screen fills the terminal exactly: the status bar on the last line.
+func TestScreenFillsTerminal(t *testing.T) {
+	for _, size := range [][2]int{{40, 12}, {80, 24}, {200, 50}} {
+		h := newHarness(t, size[0], size[1], "dark")
+		h.finishAnswer(h.streamAnswer())
+		h.press(tea.Key{Code: 's', Mod: tea.ModCtrl})
+		if n := len(strings.Split(h.screen(), "\n")); n != size[1] {
+			t.Errorf("%dx%d: %d lines", size[0], size[1], n)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -68,21 +69,10 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 		return m, m.checkStatus(false)
 	case "/index":
 		if arg == "" {
-			names := m.eng.Indexes()
-			var b strings.Builder
-			b.WriteString("indexes (/index NAME switches):")
-			for _, n := range names {
-				mark := "  "
-				if n == m.info.Name {
-					mark = "● "
-				}
-				b.WriteString("\n" + mark + n)
+			eng, current := m.eng, m.info.Name
+			return m, func() tea.Msg {
+				return infoMsg{text: indexList(eng.Indexes(), current)}
 			}
-			if len(names) == 0 {
-				b.WriteString("\n  none yet: `lore index PATH`")
-			}
-			m.addInfo(b.String())
-			break
 		}
 		if err := m.eng.SetIndex(arg); err != nil {
 			m.addInfo(err.Error())
@@ -111,12 +101,11 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 		}
 		return m.ask(m.history[len(m.history)-1])
 	case "/new":
-		if m.live != nil {
-			m.cancelTurn()
-		}
+		cmd := m.detachTurn()
 		m.turns, m.sessionID = nil, ""
 		m.invalidate()
 		m.addInfo("new session")
+		return m, cmd
 	case "/sessions":
 		return m, m.listSessions()
 	case "/resume":
@@ -142,6 +131,23 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 		m.addInfo(fmt.Sprintf("unknown command %s: /help lists them", name))
 	}
 	return m, nil
+}
+
+// indexList is /index's answer.
+func indexList(names []string, current string) string {
+	var b strings.Builder
+	b.WriteString("indexes (/index NAME switches):")
+	for _, n := range names {
+		mark := "  "
+		if n == current {
+			mark = "● "
+		}
+		b.WriteString("\n" + mark + n)
+	}
+	if len(names) == 0 {
+		b.WriteString("\n  none yet: `lore index PATH` or /add PATH")
+	}
+	return b.String()
 }
 
 // complete fills in a /command name or its argument from what is typed.
@@ -177,7 +183,7 @@ func (m *Model) complete() {
 	case "/model":
 		options = m.models
 	case "/index":
-		options = m.eng.Indexes()
+		options = m.indexes
 	case "/copy":
 		options = []string{"all", "code "}
 	}
@@ -222,17 +228,17 @@ func (m *Model) openPassage(root, path string, line int, url string) tea.Cmd {
 		m.statusMsg = "web source: " + url
 		return nil
 	}
-	file := filepath.Join(root, path)
-	if _, err := os.Stat(file); err != nil {
-		m.statusMsg = fmt.Sprintf("%s is gone from disk: `lore index` to refresh", file)
-		return nil
+	file, getenv := filepath.Join(root, path), m.opts.Getenv
+	return func() tea.Msg {
+		if _, err := os.Stat(file); err != nil {
+			return openEditorMsg{err: fmt.Errorf("%s is gone from disk: `lore index` to refresh", file)}
+		}
+		cmd, err := editor.Command(getenv, file, line)
+		if err == nil {
+			_, err = exec.LookPath(cmd.Path)
+		}
+		return openEditorMsg{cmd: cmd, err: err}
 	}
-	cmd, err := editor.Command(m.opts.Getenv, file, line)
-	if err != nil {
-		m.statusMsg = err.Error()
-		return nil
-	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return editorDoneMsg{err: err} })
 }
 
 var fenceRe = regexp.MustCompile("(?ms)^[ \t]*(```+|~~~+)[^\n]*\n(.*?)^[ \t]*(```+|~~~+)[ \t]*$")
@@ -268,11 +274,11 @@ func (m *Model) copyAnswer(what string) tea.Cmd {
 		}
 		text, label = blocks[n-1][2], fmt.Sprintf("code block %d", n)
 	}
-	getenv := m.opts.Getenv
-	osc := clipboard.OSC52(text, getenv("TMUX") != "")
+	osc := clipboard.OSC52(text, m.opts.Getenv("TMUX") != "")
+	system := m.opts.SystemClipboard
 	return tea.Batch(tea.Raw(osc), func() tea.Msg {
 		how := "OSC 52: your terminal must allow clipboard writes"
-		if tool, err := clipboard.System(text, getenv); err == nil {
+		if tool, err := system(text); err == nil {
 			how = "OSC 52 and " + tool
 		}
 		return copiedMsg{what: label, how: how}

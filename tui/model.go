@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"lore/app"
 	"lore/config"
 	"lore/index"
+	"lore/internal/clipboard"
 	"lore/internal/ollama"
 	"lore/session"
 )
@@ -59,6 +61,9 @@ type Options struct {
 	Getenv func(string) string
 	// LogPath is where details of errors go, for the messages that say so.
 	LogPath string
+	// SystemClipboard copies to the system clipboard and names the tool;
+	// nil uses wl-copy, xclip, xsel or pbcopy (clipboard.System).
+	SystemClipboard func(text string) (string, error)
 }
 
 // frame is how long token deltas are gathered before the screen updates.
@@ -105,7 +110,9 @@ type Model struct {
 	building *building // an index build started with /add
 	panel    *panel
 	picker   *picker
-	openNext bool // ctrl+o was pressed: the next digit opens that source
+	openNext bool     // ctrl+o was pressed: the next digit opens that source
+	polling  bool     // a status check is scheduled while the index is not built
+	indexes  []string // built indexes, for /index completion
 	quitting bool
 	models   []string // for /model completion
 
@@ -124,6 +131,10 @@ func New(ctx context.Context, eng Engine, opts Options) *Model {
 	}
 	if opts.Theme == "" {
 		opts.Theme = "auto"
+	}
+	if opts.SystemClipboard == nil {
+		getenv := opts.Getenv
+		opts.SystemClipboard = func(text string) (string, error) { return clipboard.System(text, getenv) }
 	}
 	cfg := eng.Config()
 	m := &Model{eng: eng, opts: opts, ctx: ctx, theme: opts.Theme, bgDark: true, follow: true,
@@ -172,6 +183,7 @@ func (m *Model) applyTheme() {
 // Messages from commands (all I/O happens in commands, never in Update).
 type (
 	statusMsg struct {
+		indexes []string
 		info    app.IndexInfo
 		err     error
 		chatErr error
@@ -212,11 +224,16 @@ type (
 		err  error
 	}
 	resumeMsg struct {
+		id  string
 		se  session.Session
 		err error
 	}
 	editorDoneMsg struct{ err error }
-	copiedMsg     struct {
+	openEditorMsg struct {
+		cmd *exec.Cmd
+		err error
+	}
+	copiedMsg struct {
 		what, how string
 		err       error
 	}
@@ -241,7 +258,7 @@ func (m *Model) checkStatus(withNotices bool) tea.Cmd {
 	eng, ctx, model := m.eng, m.ctx, m.model
 	return func() tea.Msg {
 		info, err := eng.Index(ctx)
-		msg := statusMsg{info: info, err: err, chatErr: eng.ChatStatus(ctx, model)}
+		msg := statusMsg{info: info, err: err, chatErr: eng.ChatStatus(ctx, model), indexes: eng.Indexes()}
 		if withNotices {
 			msg.notices = eng.Notices()
 		}
@@ -288,6 +305,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case statusMsg:
 		m.info = msg.info
+		if msg.indexes != nil {
+			m.indexes = msg.indexes
+		}
 		m.chatErr = msg.chatErr
 		if msg.err != nil {
 			m.statusMsg = firstLine(msg.err.Error())
@@ -295,12 +315,14 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, n := range msg.notices {
 			m.addInfo("note: " + n)
 		}
-		if !msg.info.Built {
+		if !msg.info.Built && !m.polling {
 			// Watch for the index a `lore index` in another terminal builds.
+			m.polling = true
 			return m, tea.Tick(2*time.Second, func(time.Time) tea.Msg { return pollStatusMsg{} })
 		}
 		return m, nil
 	case pollStatusMsg:
+		m.polling = false
 		if m.info.Built {
 			return m, nil
 		}
@@ -335,6 +357,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case resumeMsg:
 		return m.resumed(msg)
+	case openEditorMsg:
+		if msg.err != nil {
+			m.statusMsg = msg.err.Error()
+			return m, nil
+		}
+		return m, tea.ExecProcess(msg.cmd, func(err error) tea.Msg { return editorDoneMsg{err: err} })
 	case editorDoneMsg:
 		if msg.err != nil {
 			m.statusMsg = "editor: " + firstLine(msg.err.Error())
@@ -471,6 +499,9 @@ func (m *Model) recall(up bool) {
 }
 
 func (m *Model) quit() (tea.Model, tea.Cmd) {
+	if m.building != nil {
+		m.building.cancel() // what it indexed is saved; the next /add finishes
+	}
 	if m.live == nil {
 		return m, tea.Quit
 	}
@@ -485,6 +516,27 @@ func (m *Model) quit() (tea.Model, tea.Cmd) {
 func (m *Model) cancelTurn() {
 	if m.cancel != nil {
 		m.cancel()
+	}
+}
+
+// detachTurn cancels the running turn and stops showing it, for /new and
+// a resume: its events are drained in the background (the engine still
+// saves what it has, in its own session) and never touch this one.
+func (m *Model) detachTurn() tea.Cmd {
+	if m.live == nil {
+		return nil
+	}
+	m.cancelTurn()
+	events := m.events
+	m.live, m.cancel, m.events = nil, nil, nil
+	m.seq++ // a late turnStartedMsg or batch of the old turn is ignored
+	if events == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		for range events {
+		}
+		return nil
 	}
 }
 
@@ -544,7 +596,9 @@ func (m *Model) turnStarted(msg turnStartedMsg) (tea.Model, tea.Cmd) {
 		m.endTurn()
 		return m, nil
 	}
-	m.sessionID = msg.session
+	// The session becomes this conversation's when the turn is saved (the
+	// Saved event): a first turn cancelled before it found anything is
+	// saved nowhere, and its id must not be reused.
 	m.events = msg.events
 	return m, tea.Batch(waitEvents(msg.seq, msg.events), m.spin.Tick)
 }

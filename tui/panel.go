@@ -82,8 +82,8 @@ func (t *turn) cited(p agent.Passage) (int, bool) {
 func (m *Model) panelView(width, height int) string {
 	p := m.panel
 	inner := max(width-4, 10)
-	lines := []string{m.st.panelTitle.Render(fmt.Sprintf("Sources · %d passages", len(p.items))) +
-		m.st.dim.Render("  ↑/↓ move · space text · enter open · esc close")}
+	lines := []string{ansi.Truncate(m.st.panelTitle.Render(fmt.Sprintf("Sources · %d passages", len(p.items)))+
+		m.st.dim.Render("  ↑/↓ move · space text · enter open · esc close"), inner, "…")}
 	if len(p.items) == 0 {
 		lines = append(lines, m.st.dim.Render("no passages were retrieved"))
 	}
@@ -174,8 +174,8 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.picker = nil
 		return m, m.loadSession(vis[p.cursor].ID)
 	case "backspace":
-		if p.filter != "" {
-			p.filter = p.filter[:len(p.filter)-1]
+		if r := []rune(p.filter); len(r) > 0 {
+			p.filter = string(r[:len(r)-1])
 			p.cursor = 0
 		}
 	default:
@@ -190,7 +190,7 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 func (m *Model) pickerView(width, height int) string {
 	p := m.picker
 	vis := p.visible()
-	lines := []string{m.st.panelTitle.Render(fmt.Sprintf("Sessions · %d", len(vis))) + m.st.dim.Render("  type to filter · ↑/↓ · enter resume · esc close"),
+	lines := []string{ansi.Truncate(m.st.panelTitle.Render(fmt.Sprintf("Sessions · %d", len(vis)))+m.st.dim.Render("  type to filter · ↑/↓ · enter resume · esc close"), max(width-4, 10), "…"),
 		"filter: " + p.filter + "▏"}
 	if len(vis) == 0 {
 		lines = append(lines, m.st.dim.Render("no sessions match"))

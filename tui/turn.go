@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -169,7 +170,7 @@ func sourceLink(s agent.Source) string {
 	case s.URL != "":
 		return s.URL
 	case s.Root != "":
-		return "file://" + filepath.ToSlash(filepath.Join(s.Root, s.Path))
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.Root, s.Path))}).String()
 	}
 	return ""
 }

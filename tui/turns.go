@@ -163,20 +163,20 @@ func (m *Model) loadSession(id string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
 		se, err := eng.Session(ctx, id)
-		return resumeMsg{se: se, err: err}
+		return resumeMsg{id: id, se: se, err: err}
 	}
 }
 
 // resumed shows a saved session's turns and continues it.
 func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	if msg.err != nil {
-		m.sessionID = ""
+		if m.sessionID == msg.id { // lore chat --resume ID: start afresh instead
+			m.sessionID = ""
+		}
 		m.addInfo(fmt.Sprintf("could not resume: %s (/sessions lists them)", firstLine(msg.err.Error())))
 		return m, nil
 	}
-	if m.live != nil {
-		m.cancelTurn()
-	}
+	cmd := m.detachTurn()
 	m.turns = nil
 	m.invalidate()
 	m.sessionID = msg.se.ID
@@ -192,7 +192,7 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	m.histPos = len(m.history)
 	m.addInfo(fmt.Sprintf("resumed session %s (%d turns, started %s)", msg.se.ID, len(msg.se.Turns), msg.se.Created.Format("2006-01-02 15:04")))
 	m.follow = true
-	return m, nil
+	return m, cmd
 }
 
 func (m *Model) listSessions() tea.Cmd {

@@ -47,7 +47,7 @@ func (m *Model) bannerText() string {
 // transcriptHeight is what is left for the transcript after the input,
 // the hint or help line, the banner and the status bar.
 func (m *Model) transcriptHeight() int {
-	h := m.height - m.input.Height() - 2 - m.helpHeight()
+	h := m.height - m.input.Height() - m.helpHeight() - 1 // and the status bar
 	if b := m.bannerText(); b != "" {
 		h -= lipgloss.Height(wrap(b, m.width-2))
 	}

@@ -40,8 +40,10 @@ func Args(editor, file string, line int) []string {
 		return []string{"+" + strconv.Itoa(line), file}
 	case "code", "code-insiders", "codium", "vscodium", "cursor", "windsurf":
 		return []string{"--goto", file + ":" + strconv.Itoa(line)}
-	case "subl", "sublime_text", "zed", "mate":
+	case "subl", "sublime_text", "zed":
 		return []string{file + ":" + strconv.Itoa(line)}
+	case "mate":
+		return []string{"-l", strconv.Itoa(line), file}
 	}
 	return []string{file}
 }

@@ -19,6 +19,7 @@ func TestCommand(t *testing.T) {
 		{"", "micro", []string{"micro", "+12", "/d/f.md"}},
 		{"code -w", "", []string{"code", "-w", "--goto", "/d/f.md:12"}},
 		{"", "codium", []string{"codium", "--goto", "/d/f.md:12"}},
+		{"", "mate", []string{"mate", "-l", "12", "/d/f.md"}},
 		{"", "ed", []string{"ed", "/d/f.md"}},
 	} {
 		env := map[string]string{"VISUAL": tt.visual, "EDITOR": tt.editor}
