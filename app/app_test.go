@@ -51,6 +51,21 @@ func ollamaEmbedder(t *testing.T, srv *ollamatest.Server) index.Embedder {
 	return index.NewOllamaEmbedder(ollama.NewClient(u, nil), srv.URL, "nomic-embed-text")
 }
 
+// alphaEngine is an engine over an index of one file, embedded by srv.
+func alphaEngine(t *testing.T, srv *ollamatest.Server) (*Engine, config.Config, string) {
+	t.Helper()
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, cfg, docs
+}
+
 func paths(ps []agent.Passage) string {
 	var out []string
 	for _, p := range ps {
@@ -63,16 +78,7 @@ func paths(ps []agent.Passage) string {
 // picked up by the next search, without errors and without a restart.
 func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	srv := ollamatest.New(t)
-	cfg := testConfig(t, srv.URL)
-	docs := t.TempDir()
-	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
-	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
-
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, cfg, docs := alphaEngine(t, srv)
 	ctx := context.Background()
 	res, err := e.Search(ctx, "widget", 5)
 	if err != nil || paths(res.Passages) != "a.md" || res.Mode != "hybrid" {
@@ -106,16 +112,7 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 // the dead context, nor by taking the cancelled embedding for an Ollama that
 // is down. (The graph load itself is index.TestCancelledGraphLoadIsNotCached.)
 func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
-	srv := ollamatest.New(t)
-	cfg := testConfig(t, srv.URL)
-	docs := t.TempDir()
-	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
-	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, _, _ := alphaEngine(t, ollamatest.New(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := e.Search(ctx, "widget", 5); err == nil {
