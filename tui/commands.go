@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -234,9 +233,6 @@ func (m *Model) openPassage(root, path string, line int, url string) tea.Cmd {
 			return openEditorMsg{err: fmt.Errorf("%s is gone from disk: `lore index` to refresh", file)}
 		}
 		cmd, err := editor.Command(getenv, file, line)
-		if err == nil {
-			_, err = exec.LookPath(cmd.Path)
-		}
 		return openEditorMsg{cmd: cmd, err: err}
 	}
 }

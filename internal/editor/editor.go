@@ -4,6 +4,7 @@ package editor
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -14,8 +15,10 @@ import (
 var ErrNoEditor = errors.New("no editor: set $VISUAL or $EDITOR (e.g. export EDITOR=vim)")
 
 // Command returns the command that opens file at line (1-based) in the
-// editor named by getenv("VISUAL") or getenv("EDITOR"). The variable may
-// carry arguments ("code -w"); they are kept.
+// editor named by getenv("VISUAL") or getenv("EDITOR"). Like git, it runs
+// the variable through sh, so it may carry arguments ("code -w") and a
+// quoted path with spaces; the file and line are passed as arguments, never
+// spliced into the shell text.
 func Command(getenv func(string) string, file string, line int) (*exec.Cmd, error) {
 	spec := strings.TrimSpace(getenv("VISUAL"))
 	if spec == "" {
@@ -24,9 +27,23 @@ func Command(getenv func(string) string, file string, line int) (*exec.Cmd, erro
 	if spec == "" {
 		return nil, ErrNoEditor
 	}
-	fields := strings.Fields(spec)
-	args := append(fields[1:len(fields):len(fields)], Args(fields[0], file, line)...)
-	return exec.Command(fields[0], args...), nil
+	name := program(spec)
+	if _, err := exec.LookPath(name); err != nil {
+		return nil, fmt.Errorf("editor %s not found: set $VISUAL or $EDITOR to an installed one", name)
+	}
+	args := Args(name, file, line)
+	return exec.Command("/bin/sh", append([]string{"-c", spec + ` "$@"`, spec}, args...)...), nil
+}
+
+// program is the editor's command name in spec: the first word, or the
+// quoted path that starts it.
+func program(spec string) string {
+	if q := spec[0]; q == '"' || q == '\'' {
+		if end := strings.IndexByte(spec[1:], q); end >= 0 {
+			return spec[1 : end+1]
+		}
+	}
+	return strings.Fields(spec)[0]
 }
 
 // Args are the arguments that open file at line in editor (a command name
