@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"lore/agent"
@@ -105,17 +106,19 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			}
 		}
 		for ev := range a.Run(ctx, turn) {
-			var res *agent.Result
-			switch ev := ev.(type) {
+			var res agent.Result
+			switch f := ev.(type) {
 			case agent.Done:
-				res = &ev.Result
+				res = f.Result
 			case agent.Failed:
-				res = &ev.Result
-				if ollama.IsUnreachable(ev.Err) || errors.Is(ev.Err, agent.ErrStreamCut) {
+				res = f.Result
+				if ollama.IsUnreachable(f.Err) || errors.Is(f.Err, agent.ErrStreamCut) {
 					e.markChatDown(cfg.ChatModel)
 				}
+				f.Err = explainChat(f.Err) // explained once, for every front end
+				ev = f
 			case agent.Cancelled:
-				res = &ev.Result
+				res = f.Result
 			default:
 				send(ev)
 				continue
@@ -123,7 +126,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			// Final events are always delivered (the agent's rule too): the
 			// channel has room, and the consumer reads to the end.
 			if res.Answer != "" || len(res.Sources) > 0 {
-				n, err := sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(*res))
+				n, err := sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))
 				if err != nil {
 					slog.Warn("save session", "err", err)
 					out <- agent.Notice{Text: "could not save this turn: " + err.Error()}
@@ -135,6 +138,15 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		}
 	}()
 	return id, out, nil
+}
+
+// explainChat rewrites an error from the chat model as what to do about it.
+func explainChat(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "<html") || strings.Contains(msg, "<!DOCTYPE") {
+		return errors.New("Ollama (or a proxy in front of it) answered with an HTML error page: check ollama-host")
+	}
+	return err
 }
 
 // History turns a saved session into the agent's conversation history.

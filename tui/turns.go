@@ -47,9 +47,6 @@ func (m *Model) endTurn() {
 // explain is a failed turn's one line: what broke and the fix.
 func explain(err error, partial bool) string {
 	msg := firstLine(err.Error())
-	if strings.Contains(msg, "<html") || strings.Contains(msg, "<!DOCTYPE") {
-		msg = "Ollama (or a proxy in front of it) answered with an HTML error page: check ollama-host"
-	}
 	if partial {
 		return "the answer broke off: " + msg
 	}

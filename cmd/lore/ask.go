@@ -176,25 +176,13 @@ func outcome(final agent.Event) (agent.Result, int, error) {
 	case agent.Cancelled:
 		return e.Result, exitCancelled, context.Canceled
 	case agent.Failed:
-		err := explainChat(e.Err)
+		err := e.Err
 		if e.Result.Answer != "" {
 			err = fmt.Errorf("the answer broke off: %w", err)
 		}
 		return e.Result, exitError, err
 	}
 	return agent.Result{}, exitError, errors.New("the answer ended without a result")
-}
-
-// explainChat rewrites Ollama errors as what to do about them.
-func explainChat(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "<html") || strings.Contains(msg, "<!DOCTYPE") {
-		return errors.New("Ollama (or a proxy in front of it) answered with an HTML error page: check ollama-host")
-	}
-	return err
 }
 
 // askInput reads stdin when it is a pipe or a file, and the context file.
