@@ -5,7 +5,6 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -24,7 +23,6 @@ import (
 	"lore/config"
 	"lore/index"
 	"lore/internal/clipboard"
-	"lore/internal/ollama"
 	"lore/session"
 )
 
@@ -577,10 +575,11 @@ func (m *Model) ask(question string) (tea.Model, tea.Cmd) {
 	seq, eng, sessionID, mode, model := m.seq, m.eng, m.sessionID, m.mode, m.model
 	return m, func() tea.Msg {
 		// The model is checked again on every send: starting Ollama or
-		// pulling the model needs no restart.
+		// pulling the model needs no restart. Without it the turn shows
+		// passages (the banner says why) and the engine does not check again.
 		chatErr := eng.ChatStatus(ctx, model)
 		req := app.AskRequest{SessionID: sessionID, Turn: agent.Turn{Question: question}, Mode: mode, Model: model,
-			SourcesOnly: chatErr != nil && !errors.Is(chatErr, ollama.ErrUnreachable)}
+			SourcesOnly: chatErr != nil}
 		id, events, err := eng.Ask(ctx, req)
 		return turnStartedMsg{seq: seq, session: id, events: events, chatErr: chatErr, err: err}
 	}
