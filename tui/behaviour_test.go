@@ -355,3 +355,19 @@ func TestScreenFillsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// Tab completes commands and their arguments, model names included (read
+// from Ollama when the chat starts).
+func TestTabCompletion(t *testing.T) {
+	srv := ollamatest.New(t)
+	m := New(context.Background(), widgetEngine(t, srv.URL), Options{Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	run(t, m, m.checkStatus(true))
+	for in, want := range map[string]string{"/he": "/help ", "/mode on": "/mode online", "/model llama": "/model llama3.2:3b", "/theme l": "/theme light"} {
+		m.input.SetValue(in)
+		m.Update(tea.KeyPressMsg{Code: tea.KeyTab})
+		if got := m.input.Value(); got != want {
+			t.Errorf("tab after %q: %q, want %q", in, got, want)
+		}
+	}
+}

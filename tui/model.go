@@ -182,6 +182,7 @@ func (m *Model) applyTheme() {
 type (
 	statusMsg struct {
 		indexes []string
+		models  []string
 		info    app.IndexInfo
 		err     error
 		chatErr error
@@ -257,8 +258,11 @@ func (m *Model) checkStatus(withNotices bool) tea.Cmd {
 	return func() tea.Msg {
 		info, err := eng.Index(ctx)
 		msg := statusMsg{info: info, err: err, chatErr: eng.ChatStatus(ctx, model), indexes: eng.Indexes()}
-		if withNotices {
+		if withNotices { // once, at start: notices, and model names for /model completion
 			msg.notices = eng.Notices()
+			if msg.chatErr == nil {
+				msg.models, _ = eng.Models(ctx)
+			}
 		}
 		return msg
 	}
@@ -305,6 +309,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.info = msg.info
 		if msg.indexes != nil {
 			m.indexes = msg.indexes
+		}
+		if msg.models != nil {
+			m.models = msg.models
 		}
 		m.chatErr = msg.chatErr
 		if msg.err != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,6 +143,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Write([]byte(`{"modelfile":"","parameters":"","template":"{{ .Prompt }}","details":{"format":"gguf","family":"nomic-bert"}}`))
+	case "/api/tags": // the installed models, as `ollama list` reads them
+		s.mu.Lock()
+		names := make([]string, 0, len(s.Models))
+		for n := range s.Models {
+			names = append(names, n)
+		}
+		s.mu.Unlock()
+		sort.Strings(names)
+		type model struct {
+			Name  string `json:"name"`
+			Model string `json:"model"`
+		}
+		var list struct {
+			Models []model `json:"models"`
+		}
+		for _, n := range names {
+			list.Models = append(list.Models, model{n, n})
+		}
+		json.NewEncoder(w).Encode(list)
 	case "/api/embed":
 		s.embed(w, r)
 	case "/api/chat":
