@@ -218,8 +218,14 @@ func TestConfigFileAndEnv(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	e := newEnv(t)
-	if r := e.run(false, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "lore ") {
-		t.Errorf("version: %d %q", r.code, r.stdout)
+	want := e.run(false, "version")
+	if want.code != 0 || !strings.HasPrefix(want.stdout, "lore ") {
+		t.Errorf("version: %d %q", want.code, want.stdout)
+	}
+	for _, flag := range []string{"--version", "-V"} { // the convention, as well as the command
+		if r := e.run(false, flag); r.code != 0 || r.stdout != want.stdout {
+			t.Errorf("%s: exit %d %q %q, want %q", flag, r.code, r.stdout, r.stderr, want.stdout)
+		}
 	}
 	if r := e.run(false, "index", "--help"); r.code != 0 || !strings.Contains(r.stdout, "lore index ./docs ~/notes") {
 		t.Errorf("help lacks examples: %q", r.stdout)

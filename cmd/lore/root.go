@@ -125,7 +125,12 @@ the passages that answer your questions, with a local Ollama model.`,
 	}
 	chat := &chatOptions{}
 	addChatFlags(root, chat)
+	showVersion := root.Flags().BoolP("version", "V", false, "print lore's version")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if *showVersion {
+			fmt.Fprintln(streams.Out, versionLine())
+			return nil
+		}
 		// lore alone opens the chat on a terminal; elsewhere it explains.
 		if !streams.OutTTY || !isTerminal(streams.In) {
 			return cmd.Help()

@@ -18,16 +18,21 @@ func newVersionCmd(streams *ioStreams) *cobra.Command {
 		Example: "  lore version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rev := ""
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						rev = " " + s.Value[:12]
-					}
-				}
-			}
-			fmt.Fprintf(streams.Out, "lore %s%s (%s, %s/%s)\n", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(streams.Out, versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what `lore version`, `lore --version` and `lore -V` print.
+func versionLine() string {
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " " + s.Value[:12]
+			}
+		}
+	}
+	return fmt.Sprintf("lore %s%s (%s, %s/%s)", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
