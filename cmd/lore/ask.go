@@ -68,8 +68,8 @@ Exit codes: 0 answered from sources, 1 error, 2 usage, 3 no confident answer
 			if m, _ := cmd.Flags().GetString("model"); m != "" {
 				cfg.ChatModel = m
 			}
-			if !cmd.Flags().Changed("k") {
-				opts.k = cfg.TopK
+			if opts.k, err = topK(cmd, opts.k, cfg.TopK); err != nil {
+				return err
 			}
 			opts.question = strings.TrimSpace(strings.Join(args, " "))
 			code, err := runAsk(cmd.Context(), cfg, opts, streams)

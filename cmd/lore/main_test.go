@@ -249,3 +249,36 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("a narrow terminal gets no bar: %q", narrow)
 	}
 }
+
+// TestHostileFlags runs every command with numeric flags out of range and
+// other bad values: each must end with one line naming the problem and
+// exit 2 (usage) or 1, never a panic or a stack trace.
+func TestHostileFlags(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"search", "-k", "-5", "x"}, {"search", "-k", "0", "x"}, {"search", "-k", "1000000", "x"},
+		{"search", "--search-depth", "-1", "x"}, {"search", "--rerank-candidates", "-3", "x"},
+		{"search", "--reranker", "bogus", "x"}, {"search", "-k", "NaN", "x"},
+		{"ask", "-k", "-1", "q"}, {"ask", "-k", "0", "q"}, {"ask", "--mode", "sideways", "q"},
+		{"ask", "--context-file", docs + "/guide.md:5-2", "q"}, {"ask", "--session", "../../etc/passwd", "q"},
+		{"index", "--chunk-size", "0", docs}, {"index", "--chunk-overlap", "-1", docs},
+		{"index", "--embed-batch-size", "0", docs}, {"index", "--max-file-size", "-1", docs},
+		{"index", "--max-file-size", "lots", docs}, {"--index", "../escape", "search", "x"},
+		{"sessions", "show", "nope"}, {"models", "path", "no/such-model"},
+	} {
+		r := e.run(false, args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code == 0 || !strings.HasPrefix(lines[0], "lore: ") || strings.Contains(r.stderr, "goroutine ") || len(lines) > 2 {
+			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	for _, k := range []string{"-5", "0", "1000000"} {
+		if r := e.run(false, "search", "-k", k, "x"); r.code != exitUsage || !strings.Contains(r.stderr, "-k") {
+			t.Errorf("-k %s: exit %d %q, want exit 2 naming -k", k, r.code, r.stderr)
+		}
+	}
+}

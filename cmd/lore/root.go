@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -66,7 +67,15 @@ type globalOptions struct {
 }
 
 // Main runs lore with args and returns the process exit code.
-func Main(args []string, streams *ioStreams) int {
+func Main(args []string, streams *ioStreams) (code int) {
+	// Last line of defence: whatever the input, no stack trace on screen.
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("panic", "panic", r, "stack", string(debug.Stack()))
+			fmt.Fprintf(streams.Err, "lore: internal error: %v (details in the log; please report it)\n", r)
+			code = exitError
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd(streams)
@@ -75,9 +84,9 @@ func Main(args []string, streams *ioStreams) int {
 	if err == nil {
 		return exitOK
 	}
-	var code exitCode
-	if errors.As(err, &code) {
-		return int(code) // the command already said what happened
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return int(ec) // the command already said what happened
 	}
 	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")

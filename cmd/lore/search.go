@@ -50,8 +50,8 @@ thinks the passage more likely relevant than not.`,
 			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("k") {
-				opts.k = cfg.TopK
+			if opts.k, err = topK(cmd, opts.k, cfg.TopK); err != nil {
+				return err
 			}
 			if opts.eval != "" {
 				return runEval(cmd.Context(), cfg, opts, streams)
@@ -69,6 +69,17 @@ thinks the passage more likely relevant than not.`,
 	f.Int("rerank-candidates", 0, "how many fused results the reranker scores")
 	f.Int("search-depth", 50, "candidates from each retriever")
 	return cmd
+}
+
+// topK is -k when given (checked like the top-k setting), else top-k.
+func topK(cmd *cobra.Command, k, configured int) (int, error) {
+	if !cmd.Flags().Changed("k") {
+		return configured, nil
+	}
+	if k < 1 || k > 100 {
+		return 0, usageError{fmt.Errorf("-k %d is outside 1..100", k)}
+	}
+	return k, nil
 }
 
 func runSearch(ctx context.Context, cfg config.Config, query string, opts *searchOptions, streams *ioStreams) error {
