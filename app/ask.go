@@ -125,7 +125,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			}
 			// Final events are always delivered (the agent's rule too): the
 			// channel has room, and the consumer reads to the end.
-			if res.Answer != "" || len(res.Sources) > 0 {
+			// Only a turn with an answer is saved: passages alone (no model)
+			// are not a conversation to follow up.
+			if res.Answer != "" {
 				n, err := sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))
 				if err != nil {
 					slog.Warn("save session", "err", err)

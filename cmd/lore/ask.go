@@ -146,7 +146,11 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	res, code, runErr := outcome(final)
 	switch {
 	case opts.json:
-		if err := writeAskJSON(streams.Out, res, id); err != nil {
+		session := opts.sessionID // the conversation this turn belongs to, if any
+		if saved {
+			session = id
+		}
+		if err := writeAskJSON(streams.Out, res, session); err != nil {
 			return exitError, err
 		}
 	default:

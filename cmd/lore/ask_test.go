@@ -251,3 +251,24 @@ func TestAskSlowFirstToken(t *testing.T) {
 		t.Fatalf("exit %d %+v", r.code, out)
 	}
 }
+
+// An ask that produced no answer (Ollama down: passages only) saves no
+// session and offers no follow-up (issue 11, item 11).
+func TestNoAnswerNoSession(t *testing.T) {
+	e, srv := askEnv(t)
+	srv.Close()
+	r := e.run(true, "ask", "--index", "go", "--json", "how do I cancel a context?")
+	if r.code != exitSourcesOnly {
+		t.Fatalf("exit %d %q", r.code, r.stderr)
+	}
+	if out := askJSONOut(t, r.stdout); out.Session != "" {
+		t.Errorf("session %q reported for a turn with no answer", out.Session)
+	}
+	r = e.run(true, "ask", "--index", "go", "how do I cancel a context?")
+	if strings.Contains(r.stderr, "--session") {
+		t.Errorf("a follow-up offered for a turn with no answer: %q", r.stderr)
+	}
+	if r := e.run(false, "sessions", "list"); strings.Contains(r.stdout, "cancel a context") {
+		t.Errorf("a turn with no answer was saved:\n%s", r.stdout)
+	}
+}
