@@ -265,7 +265,7 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 	answer := r.Answer
 	switch {
 	case streams.OutTTY && answer != "":
-		if out, err := renderMarkdown(answer, streams.ErrWidth()); err == nil {
+		if out, err := renderMarkdown(answer, streams.ErrWidth(), streams.styled(true)); err == nil {
 			answer = out
 		}
 		fmt.Fprint(w, strings.TrimRight(answer, "\n")+"\n")
@@ -299,8 +299,12 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 	}
 }
 
-func renderMarkdown(md string, width int) (string, error) {
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle("dark"), glamour.WithWordWrap(min(max(width-4, 40), 120)))
+func renderMarkdown(md string, width int, styled bool) (string, error) {
+	style := "dark"
+	if !styled {
+		style = "notty"
+	}
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(min(max(width-4, 40), 120)))
 	if err != nil {
 		return "", err
 	}

@@ -272,3 +272,26 @@ func TestNoAnswerNoSession(t *testing.T) {
 		t.Errorf("a turn with no answer was saved:\n%s", r.stdout)
 	}
 }
+
+// NO_COLOR and TERM=dumb on a terminal: no colour or style escapes from
+// search or ask (issue 11, item 10).
+func TestNoColorOnATerminal(t *testing.T) {
+	e, _ := askEnv(t)
+	for _, env := range []map[string]string{{"NO_COLOR": "1"}, {"TERM": "dumb"}} {
+		for k, v := range env {
+			e.vars[k] = v
+		}
+		for _, args := range [][]string{{"search", "--index", "go", "cancel a context"}, {"ask", "--index", "go", "how do I cancel a context?"}} {
+			if r := e.run(true, args...); strings.Contains(r.stdout, "\x1b[") {
+				t.Errorf("%v %v: escapes in %q", env, args, r.stdout)
+			}
+		}
+		for k := range env {
+			delete(e.vars, k)
+		}
+	}
+	// Without them, a terminal still gets styles.
+	if r := e.run(true, "search", "--index", "go", "cancel a context"); !strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("no styles on a terminal: %q", r.stdout)
+	}
+}

@@ -88,7 +88,7 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 		}
 		resume = list[0].ID
 	}
-	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: streams.Getenv("NO_COLOR") != "",
+	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: !streams.styled(true),
 		NoLinks: streams.Getenv("TERM") == "dumb" || streams.Getenv("TERM") == "linux",
 		Getenv:  streams.Getenv, LogPath: filepath.Join(cfg.StateDir, "lore.log")})
 	p := tea.NewProgram(m, tea.WithContext(ctx))

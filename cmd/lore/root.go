@@ -54,6 +54,12 @@ func newIO() *ioStreams {
 	}
 }
 
+// styled reports whether output to a terminal may carry colours and
+// styles: not with NO_COLOR set, nor on TERM=dumb.
+func (s *ioStreams) styled(tty bool) bool {
+	return tty && s.Getenv("NO_COLOR") == "" && s.Getenv("TERM") != "dumb"
+}
+
 // usageError marks errors in how lore was called (exit code 2).
 type usageError struct{ err error }
 

@@ -107,7 +107,7 @@ func runSearch(ctx context.Context, cfg config.Config, query string, opts *searc
 	if opts.json {
 		return writeSearchJSON(streams.Out, query, cfg.Index, res)
 	}
-	printSearch(streams.Out, res, streams.OutTTY)
+	printSearch(streams.Out, res, streams.styled(streams.OutTTY))
 	return nil
 }
 
