@@ -97,9 +97,9 @@ func (m *Model) panelView(width, height int) string {
 		case n > 0:
 			mark = "○ "
 		}
-		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, it.Path, it.Start, it.End)
+		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, excerpt.Safe(it.Path), it.Start, it.End)
 		if it.Heading != "" {
-			label += " > " + it.Heading
+			label += " > " + excerpt.Safe(it.Heading)
 		}
 		row := []string{ansi.Truncate(label, inner, "…"), "     " + ansi.Truncate(scoreLine(it), inner-5, "…")}
 		if i == p.cursor {

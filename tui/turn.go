@@ -210,7 +210,7 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 	if s.Cited {
 		mark, style = "● ", st.cited
 	}
-	label, link, kind := s.Label(), sourceLink(s), ""
+	label, link, kind := excerpt.Safe(s.Label()), sourceLink(s), ""
 	if s.URL != "" {
 		style, kind = st.web, "web "
 	}

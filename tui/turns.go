@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 	"lore/session"
 )
 
@@ -123,9 +124,9 @@ func (m *Model) addSearch(msg searchMsg) {
 	}
 	t := &turn{state: turnInfo}
 	for i, p := range msg.res.Passages {
-		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, p.Path, p.Start, p.End)
+		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, excerpt.Safe(p.Path), p.Start, p.End)
 		if p.Heading != "" {
-			b.WriteString(" > " + p.Heading)
+			b.WriteString(" > " + excerpt.Safe(p.Heading))
 		}
 		b.WriteString("\n    " + scoreLine(p))
 		t.sources = append(t.sources, passageSource(i+1, p))

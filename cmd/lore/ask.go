@@ -290,7 +290,7 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 		if s.Cited {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, s.Label())
+		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, excerpt.Safe(s.Label()))
 		if r.Route == agent.RouteSourcesOnly {
 			for _, l := range excerpt.Lines(s.Text, 4, 100) {
 				fmt.Fprintf(w, "      %s\n", l)

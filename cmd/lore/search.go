@@ -177,9 +177,9 @@ func printSearch(w io.Writer, res app.SearchResult, tty bool) {
 		if h.VectorRank > 0 {
 			ranks += fmt.Sprintf(" vector #%d", h.VectorRank)
 		}
-		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, h.Path, h.Start, h.End, reset)
+		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, excerpt.Safe(h.Path), h.Start, h.End, reset)
 		if h.Heading != "" {
-			fmt.Fprintf(w, " > %s", h.Heading)
+			fmt.Fprintf(w, " > %s", excerpt.Safe(h.Heading))
 		}
 		fmt.Fprintf(w, "\n    %s%s%s%s\n", dim, scores, ranks, reset)
 		for _, l := range excerpt.Lines(h.Text, 3, 100) {

@@ -15,3 +15,17 @@ func TestLines(t *testing.T) {
 		t.Fatalf("wide runes cut by cells: %q", got)
 	}
 }
+
+func TestSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain/path.md":          "plain/path.md",
+		"évian 日本.md":            "évian 日本.md",
+		"evil\x1b[31mred.md":     `evil\x1b[31mred.md`,
+		"two\nlines.md":          `two\nlines.md`,
+		"bell\a\x9b and del\x7f": `bell\x07\x9b and del\x7f`,
+	} {
+		if got := Safe(in); got != want {
+			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
