@@ -11,9 +11,24 @@ import (
 type BuildRequest struct {
 	Paths   []string // folders or files; none refreshes the remembered ones
 	Rebuild bool
+	// ChooseEmbedder is set when the user named the embedder for this run
+	// (--embedder, --embed-model). Otherwise an existing index keeps the
+	// embedder it was built with, whatever the configuration says.
+	ChooseEmbedder bool
 	// Progress and Notice, when set, are called from the build's goroutine.
 	Progress func(index.Progress)
 	Notice   func(string)
+}
+
+// builtWith is the embedder the existing index was built with ("none" for
+// keyword-only), or "" when there is no index yet.
+func (e *Engine) builtWith(ctx context.Context) string {
+	o, err := e.acquire(ctx)
+	if err != nil {
+		return ""
+	}
+	defer e.release(o)
+	return o.ix.EmbedderModel(ctx)
 }
 
 // Build builds or refreshes the configured index with the configured
@@ -21,9 +36,18 @@ type BuildRequest struct {
 // result as soon as it is committed.
 func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, error) {
 	cfg := e.Config()
+	model := cfg.EmbedModel
+	if cfg.Embedder == "none" {
+		model = "none"
+	}
+	if !req.ChooseEmbedder && !req.Rebuild {
+		if built := e.builtWith(ctx); built != "" {
+			model = built
+		}
+	}
 	var emb index.Embedder
-	if cfg.Embedder != "none" {
-		emb = index.NewOllamaEmbedder(e.client, e.hostLabel(), cfg.EmbedModel)
+	if model != "none" {
+		emb = index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
 	}
 	bo := index.BuildOptions{
 		Name:           cfg.Index,

@@ -149,6 +149,14 @@ func (b *builder) run(ctx context.Context) error {
 	if current == "" && next == "" && len(paths) == 0 {
 		return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
 	}
+	if current == "" && next == "" && b.opt.Embedder != nil {
+		// A first build whose embedder cannot work must leave nothing
+		// behind: an empty index bound to that embedder would refuse the
+		// natural retry with --embedder none.
+		if _, err := b.opt.Embedder.Check(ctx); err != nil {
+			return err
+		}
+	}
 	switch {
 	case next != "":
 		b.gen = next // finish the interrupted rebuild first

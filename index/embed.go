@@ -83,8 +83,8 @@ func (e *OllamaEmbedder) Model() string { return e.model }
 func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
 	numCtx, err := ollama.Check(ctx, e.client, e.host, e.model)
 	if err != nil {
-		if errors.Is(err, ollama.ErrModelMissing) {
-			err = fmt.Errorf("%w (or index without embeddings: --embedder none)", err)
+		if errors.Is(err, ollama.ErrModelMissing) || errors.Is(err, ollama.ErrUnreachable) {
+			err = fmt.Errorf("%w; or index for keyword search only: --embedder none", err)
 		}
 		return 0, err
 	}

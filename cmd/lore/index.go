@@ -16,10 +16,11 @@ import (
 )
 
 type indexOptions struct {
-	paths   []string
-	rebuild bool
-	quiet   bool
-	json    bool
+	paths          []string
+	rebuild        bool
+	chooseEmbedder bool // --embedder or --embed-model given
+	quiet          bool
+	json           bool
 }
 
 func newIndexCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -43,6 +44,7 @@ and .loreignore files are honoured. An interrupted run keeps what it finished.`,
 				return err
 			}
 			opts.paths = args
+			opts.chooseEmbedder = cmd.Flags().Changed("embedder") || cmd.Flags().Changed("embed-model")
 			return runIndex(cmd.Context(), cfg, opts, streams)
 		},
 	}
@@ -67,7 +69,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 	}
 	defer eng.Close()
 	var bar *progressBar
-	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild}
+	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder}
 	if !opts.quiet {
 		bar = newProgressBar(streams.Err, streams.ErrTTY, streams.ErrWidth)
 		req.Progress, req.Notice = bar.update, bar.notice

@@ -305,3 +305,38 @@ func TestControlCharactersInNames(t *testing.T) {
 		t.Fatalf("search output:\n%q", r.stdout)
 	}
 }
+
+// A first build that fails because Ollama is down leaves nothing behind
+// that blocks the next choice, and says both ways on (issue 11, item 1).
+func TestFirstBuildWithoutOllama(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
+	docs := sampleDocs(t)
+	r := e.run(false, "index", docs)
+	if r.code != exitError || !strings.Contains(r.stderr, "ollama serve") || !strings.Contains(r.stderr, "--embedder none") {
+		t.Fatalf("first build without Ollama: exit %d %q", r.code, r.stderr)
+	}
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatalf("the keyword-only retry was refused: %d %q", r.code, r.stderr)
+	}
+}
+
+// A refresh uses the index's own embedder unless the user asks for another
+// (issue 11, item 2).
+func TestRefreshUsesTheIndexEmbedder(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
+	docs := sampleDocs(t)
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := e.run(false, "index"); r.code != 0 {
+		t.Fatalf("refresh of a keyword-only index: %d %q", r.code, r.stderr)
+	}
+	if r := e.run(false, "index", docs); r.code != 0 {
+		t.Fatalf("re-index of a keyword-only index: %d %q", r.code, r.stderr)
+	}
+	if r := e.run(false, "index", "--embedder", "ollama"); r.code == 0 || !strings.Contains(r.stderr, "--rebuild") {
+		t.Fatalf("asking for another embedder must say to rebuild: %d %q", r.code, r.stderr)
+	}
+}
