@@ -90,7 +90,8 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			switch err := e.ChatStatus(ctx, cfg.ChatModel); {
 			case err == nil:
 				a.Chat = e.client
-			case errors.Is(err, ollama.ErrUnreachable):
+			case errors.Is(err, ollama.ErrUnreachable), errors.Is(err, ollama.ErrModelMissing):
+				// Passages, and the line that says how to get answers.
 				send(agent.Notice{Text: firstLine(err.Error())})
 			case ctx.Err() != nil:
 			default:

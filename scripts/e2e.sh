@@ -120,8 +120,8 @@ check "the server answers the next question (exit $code)" jq_ok "$work/after.jso
 source scripts/e2e-chat.sh
 
 # --- missing model, server killed mid-answer, server stopped -----------------
-run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "q"
-check "a missing model exits 1 and says how to pull it (got $code)" test "$code" = 1 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"
+run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "$question"
+check "a missing model gives the passages (exit 4) and says how to pull it (got $code)" test "$code" = 4 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"
 
 "$lore" ask --chat-model lore-long "$question" >"$work/kill.out" 2>"$work/kill.err" &
 lore_pid=$!

@@ -130,9 +130,9 @@ func TestAskContext(t *testing.T) {
 
 func TestAskExitCodes(t *testing.T) {
 	e, srv := askEnv(t)
-	// A model that is not installed: exit 1 with the fix.
-	r := e.run(false, "ask", "--index", "go", "--model", "nope:7b", "q about context")
-	if r.code != exitError || !strings.Contains(r.stderr, "ollama pull nope:7b") {
+	// A model that is not installed: passages, exit 4, and the fix.
+	r := e.run(false, "ask", "--index", "go", "--model", "nope:7b", "how do I cancel a context?")
+	if r.code != exitSourcesOnly || !strings.Contains(r.stderr, "ollama pull nope:7b") || !strings.Contains(r.stdout, "[1] context.md") {
 		t.Errorf("missing model: exit %d %q", r.code, r.stderr)
 	}
 	// Mid-stream failure: the partial answer is kept, then a clear error.
