@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +167,39 @@ func TestEval(t *testing.T) {
 	}
 	if all := out.Scores["all"]; all.N != 2 || all.Hit1 != 0.5 || all.MRR != 0.5 || out.Scores["howto"].Hit1 != 1 || out.Scores["lookup"].Hit1 != 0 {
 		t.Fatalf("%+v", out.Scores)
+	}
+}
+
+// OLLAMA_HOST pointing at a web server that is not Ollama: one line that
+// says so, and the keyword search / passages an unreachable host gets
+// (issue 11, item 7).
+func TestOllamaHostIsNotOllama(t *testing.T) {
+	e := newEnv(t)
+	ol := ollamatest.New(t)
+	e.vars["OLLAMA_HOST"] = ol.URL
+	if r := e.run(false, "--index", "go", "index", "-q", searchDocs(t)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	for name, h := range map[string]http.HandlerFunc{
+		"html": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			if r.URL.Path != "/" {
+				w.WriteHeader(http.StatusNotFound)
+			}
+			io.WriteString(w, "<!DOCTYPE HTML><html><body><h1>Welcome to nginx</h1></body></html>")
+		},
+		"404": func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+	} {
+		web := httptest.NewServer(h)
+		e.vars["OLLAMA_HOST"] = web.URL
+		r := e.run(false, "search", "--index", "go", "cancel a context")
+		if r.code != 0 || !strings.Contains(r.stderr, "not an Ollama server") || strings.Contains(r.stderr, "<") || !strings.Contains(r.stdout, "context.md") {
+			t.Errorf("%s: search: exit %d %q %q", name, r.code, r.stdout, r.stderr)
+		}
+		r = e.run(false, "ask", "--index", "go", "how do I cancel a context?")
+		if r.code != exitSourcesOnly || !strings.Contains(r.stderr, "not an Ollama server") || strings.Contains(r.stderr, "<") {
+			t.Errorf("%s: ask: exit %d %q", name, r.code, r.stderr)
+		}
+		web.Close()
 	}
 }

@@ -54,11 +54,31 @@ func Explain(err error, host, model string) error {
 		return fmt.Errorf("%w: could not connect to Ollama at %s: start it with `ollama serve` (or set ollama-host / OLLAMA_HOST)", ErrUnreachable, host)
 	}
 	var se api.StatusError
-	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound && model != "" && strings.Contains(strings.ToLower(se.ErrorMessage), "not found") {
-		return fmt.Errorf("%w: model %q is not installed in Ollama at %s: run `ollama pull %s`", ErrModelMissing, model, host, model)
+	if errors.As(err, &se) {
+		msg := strings.ToLower(se.ErrorMessage)
+		switch {
+		case strings.Contains(msg, "<html") || strings.Contains(msg, "<!doctype"),
+			se.StatusCode == http.StatusNotFound && !strings.Contains(msg, "model"):
+			return notOllamaError{host}
+		case se.StatusCode == http.StatusNotFound && model != "" && strings.Contains(msg, "not found"):
+			return fmt.Errorf("%w: model %q is not installed in Ollama at %s: run `ollama pull %s`", ErrModelMissing, model, host, model)
+		}
 	}
 	return err
 }
+
+// ErrNotOllama means something answered at the Ollama host, but not Ollama.
+var ErrNotOllama = errors.New("not an Ollama server")
+
+// notOllamaError is a web server (a proxy's page, another service) where
+// Ollama should be. It counts as unreachable: lore falls back the same way.
+type notOllamaError struct{ host string }
+
+func (e notOllamaError) Error() string {
+	return fmt.Sprintf("OLLAMA_HOST (%s) answered, but it is not an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host)
+}
+
+func (e notOllamaError) Is(target error) bool { return target == ErrUnreachable || target == ErrNotOllama }
 
 // IsUnreachable reports whether err means nothing answered at the host.
 func IsUnreachable(err error) bool {

@@ -50,3 +50,29 @@ func TestTransient(t *testing.T) {
 		t.Errorf("a permanent error was retried: %d calls", calls)
 	}
 }
+
+func TestExplainNotOllama(t *testing.T) {
+	for _, tt := range []struct {
+		err       error
+		notOllama bool
+		missing   bool
+	}{
+		{api.StatusError{StatusCode: 404, ErrorMessage: "<!DOCTYPE HTML><html>nginx</html>"}, true, false},
+		{api.StatusError{StatusCode: 502, ErrorMessage: "<html><body>Bad Gateway</body></html>"}, true, false},
+		{api.StatusError{StatusCode: 404, ErrorMessage: "404 page not found\n"}, true, false},
+		{api.StatusError{StatusCode: 404}, true, false},
+		{api.StatusError{StatusCode: 404, ErrorMessage: `model "llama3.2:3b" not found, try pulling it first`}, false, true},
+		{api.StatusError{StatusCode: 500, ErrorMessage: "llama runner process has terminated"}, false, false},
+	} {
+		err := Explain(tt.err, "http://h:1", "llama3.2:3b")
+		if got := errors.Is(err, ErrNotOllama); got != tt.notOllama || errors.Is(err, ErrUnreachable) != tt.notOllama {
+			t.Errorf("%v: not Ollama %v, want %v (%v)", tt.err, got, tt.notOllama, err)
+		}
+		if got := errors.Is(err, ErrModelMissing); got != tt.missing {
+			t.Errorf("%v: model missing %v, want %v", tt.err, got, tt.missing)
+		}
+		if tt.notOllama && strings.Contains(err.Error(), "<") {
+			t.Errorf("HTML in the message: %q", err)
+		}
+	}
+}
