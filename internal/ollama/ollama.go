@@ -78,7 +78,9 @@ func (e notOllamaError) Error() string {
 	return fmt.Sprintf("OLLAMA_HOST (%s) answered, but it is not an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host)
 }
 
-func (e notOllamaError) Is(target error) bool { return target == ErrUnreachable || target == ErrNotOllama }
+func (e notOllamaError) Is(target error) bool {
+	return target == ErrUnreachable || target == ErrNotOllama
+}
 
 // IsUnreachable reports whether err means nothing answered at the host.
 func IsUnreachable(err error) bool {
