@@ -50,28 +50,18 @@ func (m *Model) build(args string) (tea.Model, tea.Cmd) {
 	m.addInfo("indexing " + strings.Join(paths, " ") + " …")
 	eng := m.eng
 	go func() {
-		report := func(p index.Progress) {
-			select { // only the latest progress matters: drop what the screen has not taken
-			case <-b.updates:
-			default:
-			}
-			select {
-			case b.updates <- buildMsg{progress: &p}:
-			default:
-			}
-		}
-		sum, err := eng.Build(ctx, app.BuildRequest{Paths: paths, Progress: report})
-		for { // the final message must get through
+		// Only the latest message matters: replace what the screen has not
+		// taken yet. This goroutine is the only sender, so after the drain
+		// the one-slot channel has room and the send never blocks.
+		latest := func(msg buildMsg) {
 			select {
 			case <-b.updates:
 			default:
 			}
-			select {
-			case b.updates <- buildMsg{done: true, sum: sum, err: err}:
-				return
-			default:
-			}
+			b.updates <- msg
 		}
+		sum, err := eng.Build(ctx, app.BuildRequest{Paths: paths, Progress: func(p index.Progress) { latest(buildMsg{progress: &p}) }})
+		latest(buildMsg{done: true, sum: sum, err: err})
 	}()
 	return m, tea.Batch(waitBuild(b), m.spin.Tick)
 }
