@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 	"lore/internal/ollama"
 	"lore/session"
 )
@@ -92,7 +93,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				a.Chat = e.client
 			case errors.Is(err, ollama.ErrUnreachable), errors.Is(err, ollama.ErrModelMissing):
 				// Passages, and the line that says how to get answers.
-				send(agent.Notice{Text: firstLine(err.Error())})
+				send(agent.Notice{Text: excerpt.FirstLine(err.Error())})
 			case ctx.Err() != nil:
 			default:
 				out <- agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}}

@@ -7,6 +7,7 @@ import (
 
 	"lore/agent"
 	"lore/index"
+	"lore/internal/excerpt"
 	"lore/internal/ollama"
 	"lore/rerank"
 	"lore/websearch"
@@ -71,7 +72,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 		e.mu.Lock()
 		e.ollamaDown = time.Now()
 		e.mu.Unlock()
-		notice = "Ollama is not reachable, so this is lexical search only: " + firstLine(err.Error())
+		notice = "Ollama is not reachable, so this is lexical search only: " + excerpt.FirstLine(err.Error())
 		opt.Embedder = nil
 		res, err = o.ix.Search(ctx, query, opt)
 	}
@@ -103,15 +104,6 @@ func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []st
 		out[i] = agent.Scored{Index: r.Index, Score: r.Score}
 	}
 	return out, err
-}
-
-func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 type webAdapter struct{ w websearch.Searcher }

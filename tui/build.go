@@ -11,6 +11,7 @@ import (
 
 	"lore/app"
 	"lore/index"
+	"lore/internal/excerpt"
 )
 
 // A build started from the chat (/add PATH): progress in the status bar,
@@ -85,7 +86,7 @@ func (m *Model) buildUpdate(msg buildMsg) (tea.Model, tea.Cmd) {
 	case msg.err != nil && m.ctx.Err() == nil && strings.Contains(msg.err.Error(), "context canceled"):
 		m.addInfo("index build stopped: what was indexed is saved; /add again to finish")
 	case msg.err != nil:
-		m.addInfo("index: " + firstLine(msg.err.Error()))
+		m.addInfo("index: " + excerpt.FirstLine(msg.err.Error()))
 	default:
 		s := msg.sum
 		m.addInfo(fmt.Sprintf("indexed: %d files, %d unchanged, %d skipped; the index holds %d files, %d chunks",

@@ -23,6 +23,7 @@ import (
 	"lore/config"
 	"lore/index"
 	"lore/internal/clipboard"
+	"lore/internal/excerpt"
 	"lore/session"
 )
 
@@ -315,7 +316,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.chatErr = msg.chatErr
 		if msg.err != nil {
-			m.statusMsg = firstLine(msg.err.Error())
+			m.statusMsg = excerpt.FirstLine(msg.err.Error())
 		}
 		for _, n := range msg.notices {
 			m.addInfo("note: " + n)
@@ -343,7 +344,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case infoMsg:
 		if msg.err != nil {
-			m.addInfo(firstLine(msg.err.Error()))
+			m.addInfo(excerpt.FirstLine(msg.err.Error()))
 		} else {
 			m.addInfo(msg.text)
 		}
@@ -355,7 +356,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.modelsLoaded(msg)
 	case sessionsMsg:
 		if msg.err != nil {
-			m.addInfo(firstLine(msg.err.Error()))
+			m.addInfo(excerpt.FirstLine(msg.err.Error()))
 			return m, nil
 		}
 		m.picker = newSessionPicker(msg.list)
@@ -370,7 +371,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.ExecProcess(msg.cmd, func(err error) tea.Msg { return editorDoneMsg{err: err} })
 	case editorDoneMsg:
 		if msg.err != nil {
-			m.statusMsg = "editor: " + firstLine(msg.err.Error())
+			m.statusMsg = "editor: " + excerpt.FirstLine(msg.err.Error())
 		}
 		return m, nil
 	case copiedMsg:
@@ -598,7 +599,7 @@ func (m *Model) turnStarted(msg turnStartedMsg) (tea.Model, tea.Cmd) {
 	}
 	m.chatErr = msg.chatErr
 	if msg.err != nil {
-		m.live.state, m.live.err = turnFailed, firstLine(msg.err.Error())
+		m.live.state, m.live.err = turnFailed, excerpt.FirstLine(msg.err.Error())
 		m.endTurn()
 		return m, nil
 	}

@@ -47,16 +47,11 @@ func (m *Model) endTurn() {
 
 // explain is a failed turn's one line: what broke and the fix.
 func explain(err error, partial bool) string {
-	msg := firstLine(err.Error())
+	msg := excerpt.FirstLine(err.Error())
 	if partial {
 		return "the answer broke off: " + msg
 	}
 	return msg
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // checkChanged compares each cited file's lines with what was indexed, so
@@ -114,7 +109,7 @@ func (m *Model) lastTurn() *turn {
 // addSearch shows /search results: passages and scores, no model call.
 func (m *Model) addSearch(msg searchMsg) {
 	if msg.err != nil {
-		m.addInfo("search: " + firstLine(msg.err.Error()))
+		m.addInfo("search: " + excerpt.FirstLine(msg.err.Error()))
 		return
 	}
 	var b strings.Builder
@@ -171,7 +166,7 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 		if m.sessionID == msg.id { // lore chat --resume ID: start afresh instead
 			m.sessionID = ""
 		}
-		m.addInfo(fmt.Sprintf("could not resume: %s (/sessions lists them)", firstLine(msg.err.Error())))
+		m.addInfo(fmt.Sprintf("could not resume: %s (/sessions lists them)", excerpt.FirstLine(msg.err.Error())))
 		return m, nil
 	}
 	cmd := m.detachTurn()
@@ -213,7 +208,7 @@ func (m *Model) search(query string) tea.Cmd {
 
 func (m *Model) modelsLoaded(msg modelsMsg) (tea.Model, tea.Cmd) {
 	if msg.err != nil {
-		m.addInfo("models: " + firstLine(msg.err.Error()))
+		m.addInfo("models: " + excerpt.FirstLine(msg.err.Error()))
 		return m, nil
 	}
 	m.models = msg.names

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 	"lore/internal/ollama"
 )
 
@@ -37,7 +38,7 @@ func (m *Model) bannerText() string {
 		return ""
 	}
 	// The sentinel's words ("ollama unreachable: ") repeat what follows.
-	msg := firstLine(m.chatErr.Error())
+	msg := excerpt.FirstLine(m.chatErr.Error())
 	for _, sentinel := range []error{ollama.ErrUnreachable, ollama.ErrModelMissing} {
 		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"lore/config"
+	"lore/internal/excerpt"
 )
 
 // Exit codes. Scripts depend on them; keep them stable.
@@ -98,17 +99,12 @@ func Main(args []string, streams *ioStreams) (code int) {
 		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")
 		return exitCancelled
 	}
-	fmt.Fprintf(streams.Err, "lore: %s\n", firstLine(err.Error()))
+	fmt.Fprintf(streams.Err, "lore: %s\n", excerpt.FirstLine(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitError
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // isCobraUsage recognises the errors cobra returns for bad flags and args.

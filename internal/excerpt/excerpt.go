@@ -68,3 +68,9 @@ func needsEscape(s string) bool {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// FirstLine is the first line of a message, for a one-line notice or error.
+func FirstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
