@@ -76,6 +76,10 @@ type Summary struct {
 // ErrNoSources means there is nothing to index.
 var ErrNoSources = errors.New("no sources")
 
+// ErrBadSource means a path given to index is missing or not a file or folder.
+// Its text begins the message.
+var ErrBadSource = errors.New("cannot index")
+
 // Build creates or refreshes the index in dir. It holds the index lock for
 // its whole run. Work is committed as it goes, so an interrupted build
 // keeps everything it finished; the next build picks up from there.
@@ -142,8 +146,12 @@ func (b *builder) run(ctx context.Context) error {
 	paths := b.opt.Paths
 	// Refuse bad input before creating anything.
 	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("cannot index %s: %w", p, errors.Unwrap(err))
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("%w %s: %w", ErrBadSource, p, errors.Unwrap(err))
+		}
+		if !fi.IsDir() && !fi.Mode().IsRegular() {
+			return fmt.Errorf("%w %s: not a file or folder (a device, pipe or socket)", ErrBadSource, p)
 		}
 	}
 	if current == "" && next == "" && len(paths) == 0 {
@@ -200,12 +208,12 @@ func (b *builder) run(ctx context.Context) error {
 		return err
 	}
 
-	sources, err := b.sources(ctx, paths)
+	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
 		return err
 	}
 	b.report("scan")
-	jobs, removed, err := b.scan(ctx, sources)
+	jobs, removed, err := b.scan(ctx, sources, wanted)
 	if err != nil {
 		return err
 	}
@@ -319,38 +327,86 @@ func (b *builder) checkEmbedder(ctx context.Context) error {
 	return b.st.setMeta(ctx, "dim", strconv.Itoa(dim))
 }
 
-func (b *builder) sources(ctx context.Context, paths []string) ([]source, error) {
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := b.st.addSource(ctx, filepath.Clean(abs)); err != nil {
-			return nil, err
-		}
-	}
+// sources adds the paths not yet covered by a source and returns the
+// sources to walk, with those to refresh marked (nil: all of them). A source
+// nested with one to refresh is walked too, though left as it is, so that
+// its files are not indexed a second time through the other.
+func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[int64]bool, error) {
 	all, err := b.st.sources(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(paths) == 0 {
 		if len(all) == 0 {
-			return nil, fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
+			return nil, nil, fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
 		}
-		return all, nil
+		return all, nil, nil
 	}
-	want := map[string]bool{}
+	wanted := map[int64]bool{}
 	for _, p := range paths {
-		abs, _ := filepath.Abs(p)
-		want[filepath.Clean(abs)] = true
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		abs = filepath.Clean(abs)
+		if src, ok := covering(all, abs); ok {
+			if src.Root != abs {
+				b.notice(fmt.Sprintf("%s is already indexed as part of %s", abs, src.Root))
+			}
+			wanted[src.ID] = true
+			continue
+		}
+		src, err := b.st.addSource(ctx, abs)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, src)
+		wanted[src.ID] = true
 	}
-	var out []source
+	var walk []source
 	for _, s := range all {
-		if want[s.Root] {
-			out = append(out, s)
+		if wanted[s.ID] || nestsWithAny(s, all, wanted) {
+			walk = append(walk, s)
 		}
 	}
-	return out, nil
+	return walk, wanted, nil
+}
+
+func nestsWithAny(s source, all []source, wanted map[int64]bool) bool {
+	for _, o := range all {
+		if wanted[o.ID] {
+			if _, in := covering([]source{o}, s.Root); in {
+				return true
+			}
+			if _, in := covering([]source{s}, o.Root); in {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// covering returns the source that already holds path: the same folder or
+// file, or a folder it lies inside, compared by real path so that a
+// symbolic link or a relative spelling does not make a second source.
+func covering(sources []source, path string) (source, bool) {
+	real := realPath(path)
+	for _, s := range sources {
+		root := realPath(s.Root)
+		if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) || root == string(filepath.Separator) {
+			return s, true
+		}
+	}
+	return source{}, false
+}
+
+// realPath resolves symbolic links; a path that cannot be resolved (gone,
+// unreadable) stands for itself.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // A job is one file to read, with what the index knew of it before.
@@ -365,19 +421,22 @@ type job struct {
 // mtime is too close to when it was indexed is re-read and its hash
 // compared instead (the "racy git" problem: an edit within the same clock
 // tick as the last index run would otherwise go unseen).
-func (b *builder) scan(ctx context.Context, sources []source) ([]job, []int64, error) {
+func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]bool) ([]job, []int64, error) {
 	var jobs []job
 	var removed []int64
 	var walkSkips []fileUpdate
 	_, pdfErr := exec.LookPath("pdftotext")
 	b.pdfTool = pdfErr == nil
-	for _, src := range sources {
+	for _, w := range walkSources(sources) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		entries, err := walkSource(src.Root)
-		if err != nil {
-			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, shortErr(err)))
+		src, entries := w.source, w.entries
+		if wanted != nil && !wanted[src.ID] {
+			continue // walked only to claim its files
+		}
+		if w.err != nil {
+			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, shortErr(w.err)))
 			continue
 		}
 		docs, err := b.st.documents(ctx, src.ID)
@@ -391,14 +450,16 @@ func (b *builder) scan(ctx context.Context, sources []source) ([]job, []int64, e
 			if e.Reason != "" {
 				if !known || prev.Reason != e.Reason {
 					walkSkips = append(walkSkips, fileUpdate{SourceID: src.ID, Path: e.Rel, Status: statusSkipped, Reason: e.Reason, Chunker: b.sig})
-					b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{e.Rel, e.Reason})
-				} else {
-					b.sum.FilesUnchanged++
 				}
+				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
 			}
 			if known && b.unchanged(prev, e) {
-				b.sum.FilesUnchanged++
+				if prev.Status == statusSkipped {
+					b.skipped(src.Root, e.Rel, prev.Reason)
+				} else {
+					b.sum.FilesUnchanged++
+				}
 				continue
 			}
 			j := job{src: src, e: e}
@@ -449,6 +510,7 @@ const (
 
 // result is a job done by a worker.
 type result struct {
+	root string // the source's root, for messages
 	up   fileUpdate
 	same bool // content unchanged: only the stat info is refreshed
 	warn string
@@ -512,7 +574,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 	up := fileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: statusIndexed, Chunker: b.sig}
 	skip := func(reason string) result {
 		up.Status, up.Reason = statusSkipped, reason
-		return result{up: up}
+		return result{root: j.src.Root, up: up}
 	}
 	ft := typeOf(j.e.Rel)
 	if ft == typeNone {
@@ -528,7 +590,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 	sum := sha256.Sum256(data)
 	up.Hash = hex.EncodeToString(sum[:16])
 	if p := j.prev; p != nil && p.Status == statusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
-		return result{up: up, same: true}
+		return result{root: j.src.Root, up: up, same: true}
 	}
 	if ft != typePDF && isBinary(data) {
 		return skip(reasonBinary)
@@ -541,7 +603,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip("failed to load: " + err.Error())
 	}
 	up.Pieces = res.pieces
-	r := result{up: up}
+	r := result{root: j.src.Root, up: up}
 	if res.repaired {
 		r.warn = j.e.Rel + ": invalid UTF-8 replaced with U+FFFD"
 		r.up.Reason = "invalid UTF-8 repaired"
@@ -579,7 +641,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			b.notice(r.warn)
 		}
 		if r.up.Status == statusSkipped {
-			b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{r.up.Path, r.up.Reason})
+			b.skipped(r.root, r.up.Path, r.up.Reason)
 			if r.up.Reason == errNoPDFTool.Error() {
 				b.notice("PDF files skipped: " + errNoPDFTool.Error())
 			}
@@ -760,6 +822,12 @@ func (b *builder) updateGraph(ctx context.Context) error {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// skipped records a file the index does not hold, named as
+// `lore index status` names it.
+func (b *builder) skipped(root, rel, reason string) {
+	b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{joinSource(root, rel), reason})
+}
 
 // sortSkipped orders skipped files by path, for stable output.
 func sortSkipped(s []SkippedFile) {

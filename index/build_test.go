@@ -351,7 +351,8 @@ func TestSkipsAndIgnores(t *testing.T) {
 
 	reasons := map[string]string{}
 	for _, s := range sum.FilesSkipped {
-		reasons[s.Path] = s.Reason
+		rel, _ := filepath.Rel(src, s.Path)
+		reasons[filepath.ToSlash(rel)] = s.Reason
 	}
 	want := map[string]string{"image.png": reasonUnsupported, "blob.txt": reasonBinary, "big.md": reasonTooLarge, "keep.log": reasonUnsupported, "deep/loop": "symlink loop"}
 	for p, r := range want {
@@ -479,5 +480,172 @@ func TestTwoSourcesWithTheSamePaths(t *testing.T) {
 	}
 	if ftsCount(t, dir, "pears") != 1 {
 		t.Fatal("the other source was refreshed")
+	}
+}
+
+// A file is indexed once, whatever path reached it: a folder and a folder
+// inside it, a file inside an indexed folder, a symbolic link to it, or a
+// parent added after its child.
+func TestOverlappingSourcesIndexEachFileOnce(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	age(t, src)
+	link := filepath.Join(t.TempDir(), "docs-link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	once := func(t *testing.T, dir string, docs int) {
+		t.Helper()
+		if n := ftsCount(t, dir, "milk"); n != 1 {
+			t.Fatalf("notes/todo.txt is indexed %d times", n)
+		}
+		ix, err := Open(dir, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		st, err := ix.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Documents != docs || len(st.Changed) != 0 {
+			t.Fatalf("status: %d documents (want %d), changed %v", st.Documents, docs, st.Changed)
+		}
+	}
+
+	sum := build(t, dir, testOptions(nil, src, filepath.Join(src, "notes")))
+	if sum.FilesIndexed != 3 || sum.TotalFiles != 3 {
+		t.Fatalf("folder and subfolder: %+v", sum)
+	}
+	if !strings.Contains(strings.Join(sum.Warnings, "\n"), "already") {
+		t.Errorf("no word that notes/ is already indexed: %q", sum.Warnings)
+	}
+	once(t, dir, 3)
+	for _, p := range []string{filepath.Join(src, "guide.md"), link, src + "/./notes/.."} {
+		if sum := build(t, dir, testOptions(nil, p)); sum.FilesIndexed != 0 || sum.TotalFiles != 3 {
+			t.Fatalf("%s: %+v", p, sum)
+		}
+		once(t, dir, 3)
+	}
+
+	// The child first, then its parent.
+	dir2 := t.TempDir()
+	build(t, dir2, testOptions(nil, filepath.Join(src, "notes")))
+	if sum := build(t, dir2, testOptions(nil, link)); sum.FilesIndexed != 2 || sum.TotalFiles != 3 {
+		t.Fatalf("parent after child: %+v", sum)
+	}
+	once(t, dir2, 3)
+	if sum := build(t, dir2, testOptions(nil)); sum.FilesIndexed != 0 || sum.FilesUnchanged != 3 || sum.FilesRemoved != 0 {
+		t.Fatalf("refresh: %+v", sum)
+	}
+	once(t, dir2, 3)
+}
+
+// A refresh sorts every file into exactly one of indexed, unchanged and
+// skipped, and lists the skipped ones as `lore index status` does: a file
+// skipped last time is skipped again, not "unchanged".
+func TestSummaryAgreesWithStatus(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"guide.md":  "# Guide\n\ntext\n",
+		"image.png": "\x89PNG\x00\x00",
+		"blob.txt":  "text\x00with nul",
+		"big.md":    strings.Repeat("x", 2000),
+	})
+	os.Symlink(filepath.Join(src, "gone"), filepath.Join(src, "dangling.md"))
+	age(t, src)
+	opt := testOptions(nil, src)
+	opt.MaxFileSize = 1000
+	for run := 1; run <= 2; run++ {
+		sum := build(t, dir, opt)
+		ix, err := Open(dir, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := ix.Status(context.Background())
+		ix.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortSkipped(sum.FilesSkipped)
+		if fmt.Sprint(sum.FilesSkipped) != fmt.Sprint(st.Skipped) || len(st.Skipped) != 4 {
+			t.Errorf("run %d: summary skipped %v, status skipped %v", run, sum.FilesSkipped, st.Skipped)
+		}
+		if sum.FilesIndexed+sum.FilesUnchanged != st.Documents || sum.TotalFiles != st.Documents {
+			t.Errorf("run %d: %d indexed + %d unchanged, status holds %d", run, sum.FilesIndexed, sum.FilesUnchanged, st.Documents)
+		}
+	}
+}
+
+// A single file can be a source: what the index says of it (status,
+// search hits) names the file itself, never FILE/FILE; a device or a
+// missing path is refused before anything is created (issue 11, item 13).
+func TestSingleFileSource(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{"a.md": "# Title\n\nhello world\n"})
+	age(t, src)
+	file := filepath.Join(src, "a.md")
+	build(t, dir, testOptions(nil, file))
+	writeFiles(t, src, map[string]string{"a.md": "# Title\n\nhello world, again\n"})
+
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	st, err := ix.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Changed) != 1 || st.Changed[0].Path != file {
+		t.Errorf("status names %v, want %s modified", st.Changed, file)
+	}
+	res, err := ix.Search(context.Background(), "hello", SearchOptions{Limit: 3})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	if h := res.Hits[0]; filepath.Join(h.Source, h.Path) != file {
+		t.Errorf("hit is %s + %s, want %s", h.Source, h.Path, file)
+	}
+
+	for _, p := range []string{"/dev/null", filepath.Join(src, "missing.md")} {
+		empty := t.TempDir()
+		_, err := Build(context.Background(), empty, testOptions(nil, p))
+		if !errors.Is(err, ErrBadSource) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v", p, err)
+		}
+		if _, err := Open(empty, "test"); !errors.Is(err, ErrNoIndex) {
+			t.Errorf("%s: a refused build left an index behind: %v", p, err)
+		}
+	}
+}
+
+// The .loreignore example of docs/indexing.md does what the page says: the
+// folder's files are left out but its README is kept, by git's rule (a
+// file inside an excluded folder cannot be re-included, so the example
+// excludes the folder's contents, not the folder).
+func TestLoreignoreExampleOfTheDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/indexing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(doc), "```gitignore\n# .loreignore\n")
+	example, _, _ = strings.Cut(example, "```")
+	if !ok || !strings.Contains(example, "!vendor/README.md") {
+		t.Fatalf("no .loreignore example in docs/indexing.md")
+	}
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		".loreignore":      example,
+		"CHANGELOG.md":     "# Changes\n\nzebra one\n",
+		"guide.md":         "# Guide\n\nzebra two\n",
+		"vendor/README.md": "# Vendored\n\nzebra three\n",
+		"vendor/lib/x.md":  "# Lib\n\nzebra four\n",
+	})
+	build(t, dir, testOptions(nil, src))
+	for word, want := range map[string]int{"one": 0, "two": 1, "three": 1, "four": 0} {
+		if n := ftsCount(t, dir, word); n != want {
+			t.Errorf("%q found %d times, want %d", word, n, want)
+		}
 	}
 }

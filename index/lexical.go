@@ -8,7 +8,7 @@ import (
 // Hit is a chunk found by a search.
 type Hit struct {
 	ChunkID int64
-	Source  string // the source root
+	Source  string // the folder Path is relative to: the source root, or a file source's folder
 	Path    string // relative to Source
 	Start   int
 	End     int

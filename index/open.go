@@ -117,7 +117,8 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return s, err
 	}
-	for _, src := range srcs {
+	for _, w := range walkSources(srcs) {
+		src := w.source
 		s.Sources = append(s.Sources, src.Root)
 		docs, err := ix.st.documents(ctx, src.ID)
 		if err != nil {
@@ -125,29 +126,28 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 		}
 		for p, d := range docs {
 			if d.Status == statusSkipped {
-				s.Skipped = append(s.Skipped, SkippedFile{Path: filepath.Join(src.Root, p), Reason: d.Reason})
+				s.Skipped = append(s.Skipped, SkippedFile{Path: joinSource(src.Root, p), Reason: d.Reason})
 			}
 		}
-		entries, err := walkSource(src.Root)
-		if err != nil {
+		if w.err != nil {
 			s.Changed = append(s.Changed, Change{Path: src.Root, Change: "deleted"})
 			continue
 		}
 		seen := map[string]bool{}
-		for _, e := range entries {
+		for _, e := range w.entries {
 			seen[e.Rel] = true
 			d, ok := docs[e.Rel]
 			switch {
 			case e.Reason != "":
 			case !ok:
-				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, e.Rel), "new"})
+				s.Changed = append(s.Changed, Change{joinSource(src.Root, e.Rel), "new"})
 			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
-				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, e.Rel), "modified"})
+				s.Changed = append(s.Changed, Change{joinSource(src.Root, e.Rel), "modified"})
 			}
 		}
 		for p := range docs {
 			if !seen[p] {
-				s.Changed = append(s.Changed, Change{filepath.Join(src.Root, p), "deleted"})
+				s.Changed = append(s.Changed, Change{joinSource(src.Root, p), "deleted"})
 			}
 		}
 	}

@@ -248,6 +248,7 @@ func (ix *Index) chunkHits(ctx context.Context, ids []int64) ([]Hit, error) {
 		if err := rows.Scan(&h.ChunkID, &h.Source, &h.Path, &h.Start, &h.End, &h.Heading, &h.Kind, &h.Text); err != nil {
 			return nil, err
 		}
+		h.Source = sourceDir(h.Source, h.Path)
 		byID[h.ChunkID] = h
 	}
 	out := make([]Hit, 0, len(ids))

@@ -20,6 +20,38 @@ type walkEntry struct {
 	Size   int64
 	MTime  time.Time
 	Reason string
+	id     fileID // zero when unknown
+}
+
+// walkedSource is one source's files, or why it could not be walked.
+type walkedSource struct {
+	source
+	entries []walkEntry
+	err     error
+}
+
+// walkSources walks every source and keeps each file once, whatever path
+// reached it: a file under two sources (a folder and a folder inside it)
+// or reached twice through symbolic or hard links belongs to the source
+// listed first and to the first path the walk met.
+func walkSources(sources []source) []walkedSource {
+	out := make([]walkedSource, len(sources))
+	claimed := map[fileID]bool{}
+	for i, src := range sources {
+		entries, err := walkSource(src.Root)
+		kept := entries[:0]
+		for _, e := range entries {
+			if e.id != (fileID{}) {
+				if claimed[e.id] {
+					continue
+				}
+				claimed[e.id] = true
+			}
+			kept = append(kept, e)
+		}
+		out[i] = walkedSource{src, kept, err}
+	}
+	return out
 }
 
 // walkSource lists the files under root, honouring .gitignore and
@@ -32,7 +64,8 @@ func walkSource(root string) ([]walkEntry, error) {
 		return nil, fmt.Errorf("source %s: %w", root, err)
 	}
 	if !fi.IsDir() {
-		return []walkEntry{{Rel: filepath.Base(root), Abs: root, Size: fi.Size(), MTime: fi.ModTime()}}, nil
+		id, _ := idOf(fi)
+		return []walkEntry{{Rel: filepath.Base(root), Abs: root, Size: fi.Size(), MTime: fi.ModTime(), id: id}}, nil
 	}
 	w := &walker{root: root, visited: map[fileID]bool{}}
 	w.dir(root, "", nil)
@@ -115,7 +148,8 @@ func (w *walker) dir(abs, rel string, rules []ignoreRule) {
 		if !info.Mode().IsRegular() {
 			continue // sockets, devices, fifos
 		}
-		w.out = append(w.out, walkEntry{Rel: childRel, Abs: childAbs, Size: info.Size(), MTime: info.ModTime()})
+		id, _ := idOf(info)
+		w.out = append(w.out, walkEntry{Rel: childRel, Abs: childAbs, Size: info.Size(), MTime: info.ModTime(), id: id})
 	}
 }
 
@@ -125,6 +159,26 @@ func (w *walker) skip(rel, abs, reason string) {
 	}
 	w.out = append(w.out, walkEntry{Rel: rel, Abs: abs, Reason: reason})
 }
+
+// A source is a folder or a single file. A file source's one document is
+// named by its base name, so the folder it is relative to is the file's
+// own folder, not the root: the one place that knows is here.
+//
+// sourceDir returns the folder a document path of the source is relative to.
+func sourceDir(root, rel string) string {
+	if rel == filepath.Base(root) {
+		// A folder holding a file of its own name is the rare case, so only
+		// then is the disk asked; a source that is gone was most likely
+		// the file itself.
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return filepath.Dir(root)
+		}
+	}
+	return root
+}
+
+// joinSource is the absolute path of a document of the source.
+func joinSource(root, rel string) string { return filepath.Join(sourceDir(root, rel), rel) }
 
 // shortErr drops the path an *os.PathError repeats, keeping the reason.
 func shortErr(err error) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,13 +94,16 @@ func TestIndexJSONAndRefresh(t *testing.T) {
 		t.Errorf("summary %v", sum)
 	}
 	skipped := sum["files_skipped"].([]any)
-	if len(skipped) != 1 || skipped[0].(map[string]any)["path"] != "logo.png" {
+	if len(skipped) != 1 || skipped[0].(map[string]any)["path"] != filepath.Join(docs, "logo.png") {
 		t.Errorf("files_skipped %v", skipped)
 	}
 
+	// A refresh sorts files as status does: skipped stays skipped, not
+	// "unchanged" (issue 11, item 12).
 	r = e.run(false, "index", "--embedder", "none", "--json")
+	sum = map[string]any{}
 	json.Unmarshal([]byte(r.stdout), &sum)
-	if r.code != 0 || sum["files_indexed"].(float64) != 0 || sum["files_unchanged"].(float64) != 3 {
+	if r.code != 0 || sum["files_indexed"].(float64) != 0 || sum["files_unchanged"].(float64) != 2 {
 		t.Fatalf("refresh: exit %d %v %s", r.code, sum, r.stderr)
 	}
 
@@ -107,6 +111,9 @@ func TestIndexJSONAndRefresh(t *testing.T) {
 	var st map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
 		t.Fatalf("status: %v %s", err, r.stderr)
+	}
+	if fmt.Sprint(st["skipped"]) != fmt.Sprint(sum["files_skipped"]) || st["documents"] != sum["total_files"] {
+		t.Errorf("status skipped %v, %v documents; refresh skipped %v, %v files", st["skipped"], st["documents"], sum["files_skipped"], sum["total_files"])
 	}
 	if st["documents"].(float64) != 2 || st["chunks"].(float64) < 2 || st["embedder"] != "none" {
 		t.Errorf("status %v", st)
@@ -182,10 +189,10 @@ func TestUsageAndErrors(t *testing.T) {
 	}{
 		{[]string{"index", "--bogus"}, exitUsage, "unknown flag"},
 		{[]string{"index", "status", "extra"}, exitUsage, "unknown command"},
-		{[]string{"index", "--embedder", "none", "/no/such/folder"}, exitError, "/no/such/folder"},
+		{[]string{"index", "--embedder", "none", "/no/such/folder"}, exitUsage, "/no/such/folder"},
 		{[]string{"index", "--embedder", "none"}, exitError, "lore index ./docs"},
-		{[]string{"index", "--embedder", "maybe", "."}, exitError, "embedder:"},
-		{[]string{"--index", "../x", "index", "status"}, exitError, "index:"},
+		{[]string{"index", "--embedder", "maybe", "."}, exitUsage, "embedder:"},
+		{[]string{"--index", "../x", "index", "status"}, exitUsage, "index:"},
 		{[]string{"index", "status"}, exitError, "lore index PATH"},
 	}
 	for _, tt := range tests {
@@ -280,6 +287,33 @@ func TestHostileFlags(t *testing.T) {
 		if r := e.run(false, "search", "-k", k, "x"); r.code != exitUsage || !strings.Contains(r.stderr, "-k") {
 			t.Errorf("-k %s: exit %d %q, want exit 2 naming -k", k, r.code, r.stderr)
 		}
+	}
+}
+
+// A bad value, index name or path is bad usage: exit 2, as the README
+// says, wherever the value was set (issue 11, item 13).
+func TestBadInputExitsTwo(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"index", "--chunk-size", "0", docs}, {"index", "--chunk-overlap", "-1", docs},
+		{"index", "--embed-batch-size", "0", docs}, {"index", "--max-file-size", "lots", docs},
+		{"--index", "../escape", "search", "x"}, {"--index", "", "index", "status"},
+		{"--ollama-host", ":::", "search", "x"}, {"search", "--search-depth", "-1", "x"},
+		{"search", "--reranker", "bogus", "x"}, {"ask", "--mode", "sideways", "q"},
+		{"ask", "--context-file", docs + "/guide.md:5-2", "q"},
+		{"index", "/dev/null"}, {"index", filepath.Join(docs, "no-such-folder")},
+	} {
+		if r := e.run(false, args...); r.code != exitUsage {
+			t.Errorf("%q: exit %d, want 2: %s", args, r.code, r.stderr)
+		}
+	}
+	e.vars["LORE_TOP_K"] = "-4"
+	if r := e.run(false, "search", "x"); r.code != exitUsage || !strings.Contains(r.stderr, "top-k") {
+		t.Errorf("LORE_TOP_K=-4: exit %d %q", r.code, r.stderr)
 	}
 }
 

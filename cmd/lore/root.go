@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"lore/config"
+	"lore/index"
 	"lore/internal/excerpt"
 )
 
@@ -101,7 +102,7 @@ func Main(args []string, streams *ioStreams) (code int) {
 	}
 	fmt.Fprintf(streams.Err, "lore: %s\n", excerpt.FirstLine(err.Error()))
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource) {
 		return exitUsage
 	}
 	return exitError
@@ -179,7 +180,7 @@ func loadConfig(cmd *cobra.Command, g *globalOptions, streams *ioStreams) (confi
 	})
 	cfg, err := config.Load(g.configFile, streams.Getenv, flags)
 	if err != nil {
-		return cfg, err
+		return cfg, usageError{err} // a bad value or name is bad usage, wherever it was set
 	}
 	setupLog(cfg, g.debug, streams.Err)
 	return cfg, nil
