@@ -244,6 +244,15 @@ func TestCodeDeclarations(t *testing.T) {
 		file: "a.c",
 		src:  "#include <stdio.h>\n\n/* add adds. */\nint add(int a, int b) {\n  return a + b;\n}\n",
 		want: []string{"1-1 #include <stdio.h>", "3-6 int add(int a, int b)"},
+	}, {
+		// A licence header stands apart from the package clause; it is
+		// titled by the declaration it precedes, not left untitled. A line
+		// opening with a closer ("}{" in a test table) never starts a
+		// declaration.
+		name: "go: licence header and test tables",
+		file: "t_test.go",
+		src:  "// Copyright 2024 The Go Authors.\n// Use of this source code is governed by a BSD-style\n\npackage p\n\nvar tests = []struct{ in string }{{\n\t\"a\",\n}, {\n\t\"b\",\n},\n}{\n\t\"c\",\n}}\n\n// Trailing notes.\n",
+		want: []string{"1-2 package p", "4-4 package p", "6-15 var tests = []struct{ in string }"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,12 +43,35 @@ func loadCode(src string) []block {
 		}
 		out = append(out, splitDocHeadings(block{Kind: blockCode, Title: declTitle(lines[s:e]), Start: s + 1, Lines: lines[s:e]})...)
 	}
+	// A block of comments alone (a licence header, notes at the end) is
+	// about the declaration next to it: take its title.
+	for i := range out {
+		if out[i].Title == "" {
+			out[i].Title = neighbourTitle(out, i)
+		}
+	}
 	return out
+}
+
+func neighbourTitle(blocks []block, i int) string {
+	for j := i + 1; j < len(blocks); j++ {
+		if blocks[j].Title != "" {
+			return blocks[j].Title
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		if blocks[j].Title != "" {
+			return blocks[j].Title
+		}
+	}
+	return ""
 }
 
 func isDeclStart(lines []string, i int) bool {
 	l := lines[i]
-	if l == "" || l[0] == ' ' || l[0] == '\t' || isCloser(l) || isTopComment(l) {
+	// A line opening with a closer ("}{", "}, {" in a table) continues
+	// the declaration above.
+	if l == "" || strings.IndexByte(" \t})]", l[0]) >= 0 || isCloser(l) || isTopComment(l) {
 		return false
 	}
 	if i == 0 {
