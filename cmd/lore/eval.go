@@ -13,7 +13,7 @@ import (
 	"lore/config"
 )
 
-// evalQuestion is one line of a question set (../shared/eval/README.md).
+// evalQuestion is one line of a question set (docs/eval.md).
 type evalQuestion struct {
 	ID         string `json:"id"`
 	Question   string `json:"question"`

@@ -290,6 +290,24 @@ func TestHostileFlags(t *testing.T) {
 	}
 }
 
+// A query that looks like a flag is refused with the way to search for it,
+// and that way works (issue 11, item 13).
+func TestQueryThatLooksLikeAFlag(t *testing.T) {
+	e := newEnv(t)
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "flags.md"), []byte("# Flags\n\nUse --keepalive to keep the model loaded.\n"), 0o644)
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatalf("index: %d %s", r.code, r.stderr)
+	}
+	r := e.run(false, "search", "--keepalive")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "lore search -- --keepalive") {
+		t.Errorf("exit %d %q", r.code, r.stderr)
+	}
+	if r := e.run(false, "search", "--", "--keepalive"); r.code != 0 || !strings.Contains(r.stdout, "flags.md") {
+		t.Errorf("lore search -- --keepalive: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 // A bad value, index name or path is bad usage: exit 2, as the README
 // says, wherever the value was set (issue 11, item 13).
 func TestBadInputExitsTwo(t *testing.T) {

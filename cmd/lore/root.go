@@ -108,6 +108,21 @@ func Main(args []string, streams *ioStreams) (code int) {
 	return exitError
 }
 
+// takesText are the commands whose arguments are free text.
+var takesText = map[string]bool{"search": true, "ask": true}
+
+// unknownFlag is the flag an "unknown flag" error names, as typed.
+func unknownFlag(err error) string {
+	msg := err.Error()
+	if _, f, ok := strings.Cut(msg, "unknown flag: "); ok {
+		return f
+	}
+	if _, f, ok := strings.Cut(msg, "unknown shorthand flag: '"); ok {
+		return "-" + f[:strings.IndexByte(f+"'", '\'')]
+	}
+	return "..."
+}
+
 // isCobraUsage recognises the errors cobra returns for bad flags and args.
 func isCobraUsage(err error) bool {
 	msg := err.Error()
@@ -152,6 +167,11 @@ the passages that answer your questions, with a local Ollama model.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A query may itself look like a flag (--keepalive, -v): say how
+		// to search for it rather than only that the flag is unknown.
+		if takesText[c.Name()] && strings.HasPrefix(err.Error(), "unknown") {
+			return usageError{fmt.Errorf("%w (text that starts with - goes after --: %s -- %s)", err, c.CommandPath(), unknownFlag(err))}
+		}
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()

@@ -38,6 +38,7 @@ thinks the passage more likely relevant than not.`,
 		Example: `  lore search "how do I cancel a context after a timeout"
   lore search -k 10 OLLAMA_HOST
   lore search --json "exec.LookPath" | jq '.results[0].path'
+  lore search -- --keepalive               # a query that starts with -
   lore search --eval questions.jsonl       # hit@k and MRR of a question set`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.eval == "" && len(args) == 0 {
@@ -63,7 +64,7 @@ thinks the passage more likely relevant than not.`,
 	f.IntVarP(&opts.k, "k", "k", 5, "how many passages to print")
 	f.BoolVar(&opts.noRerank, "no-rerank", false, "keep the fused order; do not run the cross-encoder")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
-	f.StringVar(&opts.eval, "eval", "", "score a JSONL question set (see ../shared/eval) instead of searching")
+	f.StringVar(&opts.eval, "eval", "", "score a JSONL question set (format: docs/eval.md) instead of searching")
 	f.String("reranker", "auto", "auto, onnxruntime, hugot or none")
 	f.String("rerank-model", "", "installed reranker model to use")
 	f.Int("rerank-candidates", 0, "how many fused results the reranker scores")
