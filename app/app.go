@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,8 @@ type Engine struct {
 	ix         *openIndex
 	turns      sync.WaitGroup // Ask goroutines still running: Close lets them save
 	chatReady  map[string]bool
-	ollamaDown time.Time // when embedding last found Ollama unreachable
+	ollamaDown time.Time // when Ollama was last found unreachable; zero while it answers
+	outages    int       // outages seen, so that each is told once
 	told       map[string]bool
 }
 
@@ -317,12 +319,45 @@ func (e *Engine) ChatStatus(ctx context.Context, model string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := ollama.Check(ctx, e.client, e.hostLabel(), model); err != nil {
+		if errors.Is(err, ollama.ErrUnreachable) {
+			e.sawOllamaDown()
+		}
 		return err
 	}
+	e.sawOllamaUp()
 	e.mu.Lock()
 	e.chatReady[model] = true
 	e.mu.Unlock()
 	return nil
+}
+
+// sawOllamaDown records that Ollama did not answer, and reports whether
+// that is news: the first failure of an outage, the one to tell the user.
+// Until ollamaRetry has passed, searches do not try to embed.
+func (e *Engine) sawOllamaDown() (news bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	news = e.ollamaDown.IsZero()
+	if news {
+		e.outages++
+	}
+	e.ollamaDown = time.Now()
+	return news
+}
+
+// sawOllamaUp ends an outage: the next one is told again.
+func (e *Engine) sawOllamaUp() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ollamaDown = time.Time{}
+}
+
+// onceThisOutage is once, for the current outage only.
+func (e *Engine) onceThisOutage(key string) bool {
+	e.mu.Lock()
+	n := e.outages
+	e.mu.Unlock()
+	return e.once(key + ":" + strconv.Itoa(n))
 }
 
 // markChatDown forgets that model was ready, after a turn found Ollama gone.

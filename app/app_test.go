@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,5 +292,65 @@ func TestConcurrentTurnsAndSessions(t *testing.T) {
 	}
 	if se, _ := e.Session(context.Background(), ids[0]); len(se.Turns) != 2 {
 		t.Fatalf("follow-up not saved in the same session: %+v", se)
+	}
+}
+
+// An unreachable Ollama costs one connection attempt, not a round of
+// retries with back-off (seconds on every search), and the user hears of
+// the outage once, not from every stage and every turn (issue 11, item 7).
+func TestOllamaUnreachableFailsFastAndIsToldOnce(t *testing.T) {
+	srv := ollamatest.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := testConfig(t, "http://"+addr)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+
+	var dials atomic.Int32
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, a)
+	}
+	open := func() *Engine {
+		e, err := Open(Options{Config: cfg, Dial: dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+
+	// lore search: one attempt, keyword results, one line naming the fix.
+	dials.Store(0)
+	res, err := open().Search(context.Background(), "widget", 5)
+	if err != nil || res.Mode != "lexical" || len(res.Passages) == 0 || !strings.Contains(res.Notice, "ollama serve") {
+		t.Fatalf("search: %v %s %q", err, res.Mode, res.Notice)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("search dialed Ollama %d times, want 1", n)
+	}
+
+	// lore ask: the same outage found by the model check is not tried
+	// again by the search, and is told once.
+	dials.Store(0)
+	e := open()
+	final, notices := ask(t, e, "what does the widget do?")
+	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteSourcesOnly {
+		t.Fatalf("ask: %T %+v", final, final)
+	}
+	if n := strings.Count(notices, addr); n != 1 || !strings.Contains(notices, "lexical search only") {
+		t.Errorf("the outage was told %d times:\n%s", n, notices)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("ask dialed Ollama %d times, want 1", n)
+	}
+	// A second question in the same outage (the chat) is not told again.
+	if _, notices := ask(t, e, "and the widget?"); strings.Contains(notices, addr) || strings.Contains(notices, "lexical") {
+		t.Errorf("told again:\n%s", notices)
 	}
 }

@@ -91,8 +91,13 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			switch err := e.ChatStatus(ctx, cfg.ChatModel); {
 			case err == nil:
 				a.Chat = e.client
-			case errors.Is(err, ollama.ErrUnreachable), errors.Is(err, ollama.ErrModelMissing):
-				// Passages, and the line that says how to get answers.
+			case errors.Is(err, ollama.ErrUnreachable):
+				// Passages, and the line that says how to get answers,
+				// once an outage (the chat shows it in its banner too).
+				if e.onceThisOutage("chat") {
+					send(agent.Notice{Text: excerpt.FirstLine(err.Error())})
+				}
+			case errors.Is(err, ollama.ErrModelMissing):
 				send(agent.Notice{Text: excerpt.FirstLine(err.Error())})
 			case ctx.Err() != nil:
 			default:

@@ -65,16 +65,23 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 		}
 	case e.recentlyDown():
 		opt.Embedder = nil
-		notice = "Ollama is not reachable, so this is lexical search only"
+		if e.onceThisOutage("lexical") {
+			notice = lexicalWhileDown
+		}
 	}
 	res, err := o.ix.Search(ctx, query, opt)
 	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil {
-		e.mu.Lock()
-		e.ollamaDown = time.Now()
-		e.mu.Unlock()
-		notice = "Ollama is not reachable, so this is lexical search only: " + excerpt.FirstLine(err.Error())
+		switch {
+		case e.sawOllamaDown():
+			notice = lexicalWhileDown + ": " + excerpt.FirstLine(err.Error())
+			e.onceThisOutage("lexical")
+		case e.onceThisOutage("lexical"):
+			notice = lexicalWhileDown
+		}
 		opt.Embedder = nil
 		res, err = o.ix.Search(ctx, query, opt)
+	} else if err == nil && opt.Embedder != nil {
+		e.sawOllamaUp()
 	}
 	if err != nil {
 		return agent.Retrieval{}, err
@@ -87,6 +94,8 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 	}
 	return out, nil
 }
+
+const lexicalWhileDown = "Ollama is not reachable, so this is lexical search only"
 
 // recentlyDown is true for a while after Ollama was found unreachable.
 func (e *Engine) recentlyDown() bool {

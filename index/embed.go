@@ -89,7 +89,7 @@ func (e *OllamaEmbedder) Check(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	e.numCtx = numCtx
-	v, err := e.embed(ctx, []string{"dimension probe"}, e.numCtx)
+	v, err := e.embed(ctx, []string{"dimension probe"}, e.numCtx, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -101,18 +101,22 @@ func (e *OllamaEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([]
 	for i, t := range texts {
 		in[i] = e.docPfx + t
 	}
-	return e.embed(ctx, in, e.numCtx)
+	return e.embed(ctx, in, e.numCtx, nil)
 }
 
 func (e *OllamaEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
-	v, err := e.embed(ctx, []string{e.qryPfx + text}, cmp.Or(e.QueryNumCtx, e.numCtx))
+	v, err := e.embed(ctx, []string{e.qryPfx + text}, cmp.Or(e.QueryNumCtx, e.numCtx), ollama.IsUnreachable)
 	if err != nil {
 		return nil, err
 	}
 	return v[0], nil
 }
 
-func (e *OllamaEmbedder) embed(ctx context.Context, texts []string, numCtx int) ([][]float32, error) {
+// embed asks the server, retrying transient failures; giveUp, when set,
+// names failures not worth a retry. A query gives up at once when nothing
+// answers (the search goes on by keyword, and seconds of back-off on every
+// search would be the price); a build rides out a restarting server.
+func (e *OllamaEmbedder) embed(ctx context.Context, texts []string, numCtx int, giveUp func(error) bool) ([][]float32, error) {
 	var resp *api.EmbedResponse
 	truncate := true
 	err := ollama.Retry(ctx, 5, func() error {
@@ -125,6 +129,9 @@ func (e *OllamaEmbedder) embed(ctx context.Context, texts []string, numCtx int) 
 			req.Options = map[string]any{"num_ctx": numCtx}
 		}
 		resp, err = e.client.Embed(ctx, req)
+		if err != nil && giveUp != nil && giveUp(err) {
+			return ollama.Permanent(err)
+		}
 		return err
 	})
 	if err != nil {

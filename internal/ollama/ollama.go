@@ -36,12 +36,37 @@ func NewClient(base *url.URL, dial DialFunc) *api.Client {
 	}
 	tr := &http.Transport{
 		Proxy:                 nil, // the Ollama host is local or named exactly; never a proxy
-		DialContext:           dial,
+		DialContext:           loopbackFast(dial),
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0,
 	}
 	return api.NewClient(base, &http.Client{Transport: tr})
+}
+
+// loopbackDialTimeout bounds a connect to this machine: one that answers
+// does so in microseconds, so a connect still pending after this is a
+// firewall dropping packets, and waiting the full remote timeout would only
+// delay the keyword-search fallback.
+const loopbackDialTimeout = time.Second
+
+func loopbackFast(dial DialFunc) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, _, err := net.SplitHostPort(addr); err == nil && isLoopback(host) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, loopbackDialTimeout)
+			defer cancel()
+		}
+		return dial(ctx, network, addr)
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Explain turns an error from the Ollama client into one that names the
@@ -110,12 +135,17 @@ func Transient(err error) bool {
 }
 
 // Retry calls fn until it succeeds, fails for good, or attempts run out,
-// sleeping 250 ms, 500 ms, 1 s, ... between tries.
+// sleeping 250 ms, 500 ms, 1 s, ... between tries. An error wrapped by
+// Permanent is returned (unwrapped) without another try.
 func Retry(ctx context.Context, attempts int, fn func() error) error {
 	delay := 250 * time.Millisecond
 	var err error
 	for i := 0; i < attempts; i++ {
-		if err = fn(); err == nil || !Transient(err) || i == attempts-1 {
+		err = fn()
+		if p, ok := err.(permanent); ok {
+			return p.err
+		}
+		if err == nil || !Transient(err) || i == attempts-1 {
 			return err
 		}
 		select {
@@ -127,6 +157,13 @@ func Retry(ctx context.Context, attempts int, fn func() error) error {
 	}
 	return err
 }
+
+// Permanent marks an error Retry must not retry.
+func Permanent(err error) error { return permanent{err} }
+
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
 
 // Checker is the part of *api.Client that Check uses.
 type Checker interface {

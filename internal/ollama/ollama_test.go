@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 )
@@ -73,6 +75,24 @@ func TestExplainNotOllama(t *testing.T) {
 		}
 		if tt.notOllama && strings.Contains(err.Error(), "<") {
 			t.Errorf("HTML in the message: %q", err)
+		}
+	}
+}
+
+// A connect to this machine gets a short deadline of its own (a dropped SYN
+// must not cost the remote timeout before keyword search takes over); a
+// remote host keeps the dialer's (issue 11, item 7).
+func TestLoopbackDialIsBounded(t *testing.T) {
+	for host, bounded := range map[string]bool{"127.0.0.1:11434": true, "[::1]:11434": true, "localhost:11434": true, "ollama.lan:11434": false, "10.0.0.7:11434": false} {
+		var deadline time.Time
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			deadline, _ = ctx.Deadline()
+			return nil, errors.New("no network in this test")
+		}
+		u, _ := url.Parse("http://" + host)
+		NewClient(u, dial).Heartbeat(context.Background())
+		if got := !deadline.IsZero() && time.Until(deadline) <= loopbackDialTimeout; got != bounded {
+			t.Errorf("%s: bounded dial %v, want %v", host, got, bounded)
 		}
 	}
 }
