@@ -44,9 +44,14 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Every parser of outside input, FUZZTIME each (go test fuzzes one target
+# at a time). Findings are kept under each package's testdata/fuzz and run
+# by make test from then on.
 FUZZTIME ?= 30s
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzFTSQuery \
+	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental
 fuzz:
-	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
+	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 ort: $(ORT_LIB)
 

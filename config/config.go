@@ -180,6 +180,10 @@ func (c *Config) loadFile(path string) error {
 		if _, ok := fieldByKey(c, k); !ok {
 			return fmt.Errorf("config %s: unknown key %q (see config.yaml for the keys lore reads)", path, k)
 		}
+		if node.Kind != yaml.ScalarNode {
+			// A list or a map has no Value: taking "" would silently unset the key.
+			return fmt.Errorf("config %s: %s: expected one value, not a list or a map", path, k)
+		}
 		if err := c.Set(k, node.Value); err != nil {
 			return fmt.Errorf("config %s: %s: %w", path, k, err)
 		}

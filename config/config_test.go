@@ -109,6 +109,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"unknown key", write("chunk_size: 3\n"), nil, nil, `unknown key "chunk_size"`},
 		{"bad yaml", write("a: [\n"), nil, nil, "not valid YAML"},
 		{"bad number in file", write("chunk-size: lots\n"), nil, nil, "chunk-size"},
+		{"a list for a value", write("chat-model: [llama3, qwen]\n"), nil, nil, "chat-model: expected one value"},
+		{"a map for a value", write("tavily-api-key:\n  a: b\n"), nil, nil, "tavily-api-key: expected one value"},
 		{"bad env", "", map[string]string{"LORE_CHUNK_SIZE": "x"}, nil, "LORE_CHUNK_SIZE"},
 		{"bad flag", "", nil, Flags{"embed-batch-size": "x"}, "--embed-batch-size"},
 		{"embedder", "", map[string]string{"LORE_EMBEDDER": "openai"}, nil, "embedder:"},
@@ -157,4 +159,32 @@ func TestSampleConfigIsValid(t *testing.T) {
 	if _, err := Load("../config.yaml", envOf(map[string]string{"HOME": t.TempDir()}), nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// FuzzConfigFile: whatever a config file holds, Load returns a config
+// that passes Validate or an error; it never panics, and never accepts a
+// value it did not check.
+func FuzzConfigFile(f *testing.F) {
+	sample, err := os.ReadFile("../config.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{string(sample), "top-k: 7\n", "chunk-size: 1e3\n", "index: \"a b\"\n", "ollama-host: \"[::1]:99999\"\n",
+		"max-file-size: 9999999999999TiB\n", "chat-model: [a]\n", "temperature: .nan\n", "num-ctx: -1\n", "&a [*a]\n", "? [a]\n: b\n"} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(p, envOf(map[string]string{"HOME": dir}), nil)
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("Load accepted a config that does not validate: %v\n%q", err, data)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -112,7 +113,11 @@ func (s *Store) Append(ctx context.Context, id string, t Turn) (int, error) {
 	now := time.Now()
 	title := t.Question
 	if len(title) > 80 {
-		title = title[:80] + "…"
+		cut := 80
+		for cut > 0 && !utf8.RuneStart(title[cut]) {
+			cut-- // on a character, not inside one
+		}
+		title = title[:cut] + "…"
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, created_at, updated_at) VALUES(?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`, id, title, now.Unix(), now.Unix()); err != nil {

@@ -295,3 +295,32 @@ func TestNoColorOnATerminal(t *testing.T) {
 		t.Errorf("no styles on a terminal: %q", r.stdout)
 	}
 }
+
+// FuzzContextFileRange: any FILE:RANGE spec is read or refused with an
+// error naming --context-file; what is read is the lines asked for, under
+// a header naming the file (and the range that exists).
+func FuzzContextFileRange(f *testing.F) {
+	for _, s := range []string{"", ":1-2", ":2-1", ":0-0", ":-1-3", ":1-", ":3-99999999999999999999", ":+1-+2", ":1-2:3-4", "::", ":1\x00-2"} {
+		f.Add(s, "one\ntwo\nthree\n")
+	}
+	dir := f.TempDir()
+	file := filepath.Join(dir, "ctx.txt")
+	f.Fuzz(func(t *testing.T, suffix, content string) {
+		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := readContextFile(file + suffix)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--context-file: ") {
+				t.Fatalf("error %q does not name the flag", err)
+			}
+			return
+		}
+		if !strings.HasPrefix(out, file) {
+			t.Fatalf("context %q does not start with the file name", out)
+		}
+		if _, body, _ := strings.Cut(out, ":\n"); !strings.Contains(content, body) {
+			t.Fatalf("context %q is not a part of the file", body)
+		}
+	})
+}
