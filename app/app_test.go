@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 	"lore/index"
 	"lore/internal/ollama"
 	"lore/internal/ollamatest"
+	"lore/session"
 )
 
 // testConfig is a user's configuration with every folder under a temp dir.
@@ -352,5 +354,23 @@ func TestOllamaUnreachableFailsFastAndIsToldOnce(t *testing.T) {
 	// A second question in the same outage (the chat) is not told again.
 	if _, notices := ask(t, e, "and the widget?"); strings.Contains(notices, addr) || strings.Contains(notices, "lexical") {
 		t.Errorf("told again:\n%s", notices)
+	}
+}
+
+// A damaged sessions file costs the saving, not the answer: a new question
+// is answered with a notice naming the damage and the fix; a follow-up,
+// which needs the history, says why it cannot.
+func TestDamagedSessionsStore(t *testing.T) {
+	srv := ollamatest.New(t)
+	e, cfg, _ := alphaEngine(t, srv)
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "sessions.db"), []byte(strings.Repeat("not sqlite ", 500)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	final, notices := ask(t, e, "what does the widget do?")
+	if d, ok := final.(agent.Done); !ok || d.Result.Answer == "" || !strings.Contains(notices, "damaged") || !strings.Contains(notices, "mv ") {
+		t.Fatalf("%T %+v, notices %q", final, final, notices)
+	}
+	if _, _, err := e.Ask(context.Background(), AskRequest{SessionID: "abc", Turn: agent.Turn{Question: "and then?"}}); !errors.Is(err, session.ErrDamaged) {
+		t.Fatalf("follow-up: %v", err)
 	}
 }

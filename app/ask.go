@@ -43,13 +43,15 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	if req.K <= 0 {
 		req.K = cfg.TopK
 	}
-	sessions, err := e.Sessions()
-	if err != nil {
-		return "", nil, err
-	}
+	// A store that cannot open costs the saving, not the answer; only a
+	// follow-up, which needs its history, fails for it.
+	sessions, sessErr := e.Sessions()
 	id := req.SessionID
 	turn := req.Turn
 	if id != "" {
+		if sessErr != nil {
+			return "", nil, sessErr
+		}
 		se, err := sessions.Get(ctx, id)
 		if err != nil {
 			return "", nil, err
@@ -135,7 +137,10 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			// Only a turn with an answer is saved: passages alone (no model)
 			// are not a conversation to follow up.
 			if res.Answer != "" {
-				n, err := sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))
+				n, err := 0, sessErr
+				if err == nil {
+					n, err = sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))
+				}
 				if err != nil {
 					slog.Warn("save session", "err", err)
 					out <- agent.Notice{Text: "could not save this turn: " + err.Error()}

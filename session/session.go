@@ -89,9 +89,39 @@ func Open(path string) (*Store, error) {
 	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
+		if damagedCode(err) {
+			return nil, damaged(path, err)
+		}
 		return nil, fmt.Errorf("open sessions %s: %w", path, err)
 	}
+	// The file is small; a quick check costs milliseconds and keeps a
+	// damaged page from surfacing later as a lost or garbled history.
+	var check string
+	if err := db.QueryRow(`PRAGMA quick_check`).Scan(&check); err != nil || check != "ok" {
+		db.Close()
+		if err == nil {
+			err = errors.New(check)
+		}
+		return nil, damaged(path, err)
+	}
 	return &Store{db: db}, nil
+}
+
+// ErrDamaged means the sessions file is not a sound database.
+var ErrDamaged = errors.New("the sessions store is damaged")
+
+func damaged(path string, err error) error {
+	return fmt.Errorf("%w: %s (%v): move it aside to start a new one: mv %s %s.damaged", ErrDamaged, path, err, path, path)
+}
+
+// damagedCode reports SQLite's SQLITE_CORRUPT and SQLITE_NOTADB.
+func damagedCode(err error) bool {
+	var se interface{ Code() int }
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff // extended codes keep the primary in the low byte
+	return code == 11 || code == 26
 }
 
 func (s *Store) Close() error { return s.db.Close() }
