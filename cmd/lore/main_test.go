@@ -324,6 +324,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"search", "--reranker", "bogus", "x"}, {"ask", "--mode", "sideways", "q"},
 		{"ask", "--context-file", docs + "/guide.md:5-2", "q"},
 		{"index", "/dev/null"}, {"index", filepath.Join(docs, "no-such-folder")},
+		{"search", ""}, {"search", " \t"}, {"ask", "  "},
 	} {
 		if r := e.run(false, args...); r.code != exitUsage {
 			t.Errorf("%q: exit %d, want 2: %s", args, r.code, r.stderr)

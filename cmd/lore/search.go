@@ -41,7 +41,7 @@ thinks the passage more likely relevant than not.`,
   lore search -- --keepalive               # a query that starts with -
   lore search --eval questions.jsonl       # hit@k and MRR of a question set`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if opts.eval == "" && len(args) == 0 {
+			if opts.eval == "" && strings.TrimSpace(strings.Join(args, "")) == "" {
 				return usageError{errors.New("search needs a query: lore search \"how do I ...\"")}
 			}
 			return nil
