@@ -72,6 +72,14 @@ func (ix *Index) Search(ctx context.Context, query string, opt SearchOptions) (R
 	return ix.SearchVector(ctx, query, vec, opt, took)
 }
 
+// SearchVector is Search with the query already embedded (vec may be nil
+// for lexical only). Benchmarks and callers that embed elsewhere use it.
+// A damaged index is ErrCorrupt.
+func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
+	res, err := ix.searchVector(ctx, query, vec, opt, embed)
+	return res, damaged(ix.name, err)
+}
+
 func (opt *SearchOptions) setDefaults() {
 	def := DefaultSearchOptions()
 	if opt.Limit <= 0 {
@@ -85,9 +93,7 @@ func (opt *SearchOptions) setDefaults() {
 	}
 }
 
-// SearchVector is Search with the query already embedded (vec may be nil
-// for lexical only). Benchmarks and callers that embed elsewhere use it.
-func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
+func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
 	opt.setDefaults()
 	res := Results{Mode: "lexical", Timings: Timings{Embed: embed}}
 	var vecIDs []int64
