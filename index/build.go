@@ -679,6 +679,9 @@ type graphItem struct {
 // stored vectors either way.
 func (b *builder) loadGraph() *vectorGraph {
 	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
+	if errors.Is(err, errGraphFormat) {
+		b.notice(graphDamagedNotice)
+	}
 	if err != nil || vg.tombstones() > max(64, vg.h.len()/4) {
 		vg = newVectorGraph(b.dim)
 	}

@@ -43,12 +43,19 @@ const (
 	sqliteNotADB  = 26 // SQLITE_NOTADB
 )
 
+// errCorruptData is data SQLite reads back fine that lore could never have
+// written (a vector of the wrong size).
+var errCorruptData = errors.New("damaged data")
+
 // isCorrupt reports whether err is SQLite telling that the database is
-// damaged. FTS5 reports a damaged config record as a plain SQL error, so
-// that one is recognised by its text.
+// damaged, or errCorruptData. FTS5 reports a damaged config record as a
+// plain SQL error, so that one is recognised by its text.
 func isCorrupt(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, errCorruptData) {
+		return true
 	}
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
@@ -76,6 +83,8 @@ func sqliteReason(err error) string {
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
 		msg = coded.(error).Error()
+	} else if _, after, ok := strings.Cut(msg, errCorruptData.Error()+": "); ok {
+		msg = after
 	}
 	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") {
 		if _, err := strconv.Atoi(msg[i+2 : len(msg)-1]); err == nil {

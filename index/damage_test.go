@@ -192,3 +192,71 @@ func TestRebuildDamagedFromRememberedSources(t *testing.T) {
 		t.Fatalf("search after the rebuild: %+v %v", res, err)
 	}
 }
+
+// A damaged graph file is never searched with: the search rebuilds the
+// graph from the vectors in index.db, finds what the healthy graph found,
+// and says so once; the next refresh saves a good graph (issue 11, item 8).
+func TestDamagedGraphIsRebuiltFromVectors(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	age(t, src)
+	emb := newFakeEmbedder("fake", 8)
+	build(t, dir, testOptions(emb, src))
+	search := func() Results {
+		t.Helper()
+		ix, err := Open(dir, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		res, err := ix.Search(context.Background(), "Remember the milk", SearchOptions{Embedder: emb})
+		if err != nil || res.Mode != "hybrid" {
+			t.Fatalf("search: %v %+v", err, res)
+		}
+		return res
+	}
+	want := search()
+	if want.Notice != "" {
+		t.Fatalf("notice on a healthy graph: %q", want.Notice)
+	}
+	path := genPath(t, dir, graphFile)
+	good, _ := os.ReadFile(path)
+	// Every vector in the file points the same way: a graph read as it is
+	// would rank nothing by meaning.
+	bad := slices.Clone(good)
+	vg, _ := readGraphFile(path, 8)
+	start := len(graphMagic) + 4 + 4*vg.tombstones() + len(hnswMagic) + 24 + 8*vg.h.len()
+	for i := start; i < start+4*8*vg.h.len(); i += 4 {
+		copy(bad[i:], []byte{0, 0, 0x80, 0x3f}) // 1.0
+	}
+	os.WriteFile(path, bad, 0o644)
+
+	got := search()
+	if !strings.Contains(got.Notice, "graph") || !strings.Contains(got.Notice, "rebuilt") {
+		t.Errorf("no notice that the graph was rebuilt: %q", got.Notice)
+	}
+	var ranks, wantRanks []int
+	for _, h := range got.Hits {
+		ranks = append(ranks, h.VectorRank)
+	}
+	for _, h := range want.Hits {
+		wantRanks = append(wantRanks, h.VectorRank)
+	}
+	if !slices.Equal(ranks, wantRanks) {
+		t.Errorf("vector ranks with the damaged graph %v, healthy %v", ranks, wantRanks)
+	}
+
+	var notices []string
+	opt := testOptions(emb)
+	opt.Notice = func(s string) { notices = append(notices, s) }
+	build(t, dir, opt)
+	if len(notices) != 1 || !strings.Contains(notices[0], "graph") {
+		t.Errorf("refresh notices %q", notices)
+	}
+	if _, err := readGraphFile(path, 8); err != nil {
+		t.Fatalf("the refresh did not save a good graph: %v", err)
+	}
+	if search().Notice != "" {
+		t.Error("the saved graph is still called damaged")
+	}
+}

@@ -41,6 +41,9 @@ type Results struct {
 	Mode    string // "hybrid" or "lexical"
 	Hits    []Hit
 	Timings Timings
+	// Notice is something the user should hear once: the vector graph file
+	// was damaged and this search rebuilt it from the stored vectors.
+	Notice string
 }
 
 // ErrDimension means a query vector does not fit the index.
@@ -108,6 +111,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 			if ef <= 0 {
 				ef = graphEfSearch
 			}
+			res.Notice = ix.takeGraphNotice()
 			ids, _, err := g.search(vec, opt.Depth, ef)
 			if err != nil {
 				return res, fmt.Errorf("%w: %v", ErrDimension, err)
@@ -302,6 +306,9 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 			return nil, nil
 		}
 		if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
+			if errors.Is(err, errGraphFormat) {
+				ix.graphNotice = graphDamagedNotice + " (the next `lore index` saves it)"
+			}
 			g = newVectorGraph(dim)
 		}
 	}
@@ -330,4 +337,18 @@ type graphState struct {
 	graphMu      sync.Mutex
 	graph        *vectorGraph
 	graphVersion string
+	graphNotice  string // said once, by the search that loaded the graph
+}
+
+// graphDamagedNotice is said when a damaged graph file was replaced. The
+// graph is derived from the vectors in index.db: rebuilding it costs CPU
+// time, not a single embedding, so lore repairs it rather than stop.
+const graphDamagedNotice = "the vector graph file was damaged: rebuilt it from the stored vectors"
+
+func (ix *Index) takeGraphNotice() string {
+	ix.graphMu.Lock()
+	defer ix.graphMu.Unlock()
+	n := ix.graphNotice
+	ix.graphNotice = ""
+	return n
 }
