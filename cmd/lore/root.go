@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"lore/config"
+	"lore/index"
 	"lore/internal/excerpt"
 )
 
@@ -26,6 +27,7 @@ const (
 	exitOK        = 0
 	exitError     = 1
 	exitUsage     = 2
+	exitDamaged   = 5 // the index is damaged: lore index --rebuild
 	exitCancelled = 130
 )
 
@@ -103,6 +105,9 @@ func Main(args []string, streams *ioStreams) (code int) {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
+	}
+	if errors.Is(err, index.ErrCorrupt) {
+		return exitDamaged
 	}
 	return exitError
 }
