@@ -115,8 +115,33 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 	s.Damaged = d.Reason
 	if r, err := ReadRemembered(ix.dir); err == nil {
 		s.Sources = append(s.Sources, r.Sources...)
+	} else if srcs, err := ix.st.sources(ctx); err == nil { // an index from before sources.json
+		for _, src := range srcs {
+			s.Sources = append(s.Sources, src.Root)
+		}
 	}
 	return s, nil
+}
+
+// StatusOf opens the index in dir and returns its Status. An index too
+// damaged to open still has one: its name, path, remembered sources and
+// Damaged.
+func StatusOf(ctx context.Context, dir, name string) (Status, error) {
+	ix, err := Open(dir, name)
+	var d *DamagedError
+	if errors.As(err, &d) {
+		s := Status{Index: name, Path: filepath.Join(dir, CurrentGeneration(dir)), Sources: []string{}, Skipped: []SkippedFile{},
+			Changed: []Change{}, ChunksByKind: map[string]int{}, Damaged: d.Reason}
+		if r, err := ReadRemembered(dir); err == nil {
+			s.Sources = append(s.Sources, r.Sources...)
+		}
+		return s, nil
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	defer ix.Close()
+	return ix.Status(ctx)
 }
 
 func (ix *Index) status(ctx context.Context, s Status) (Status, error) {

@@ -25,12 +25,7 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ix, err := index.Open(cfg.IndexDir(), cfg.Index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			st, err := ix.Status(cmd.Context())
+			st, err := index.StatusOf(cmd.Context(), cfg.IndexDir(), cfg.Index)
 			if err != nil {
 				return err
 			}
