@@ -28,8 +28,9 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
-	# hugot's pure-Go backend (GoMLX) races internally; its tests run here, without -race.
-	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid' ./rerank/ ./cmd/lore/
+	# hugot's pure-Go backend (GoMLX) races internally, and SQLite (C translated
+	# to Go) is ten times slower under -race: those tests run here, without it.
+	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid|CorruptionSuite' ./rerank/ ./cmd/lore/
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.
@@ -46,7 +47,7 @@ lint:
 
 FUZZTIME ?= 30s
 fuzz:
-	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
+	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText FuzzGraphFile; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 ort: $(ORT_LIB)
 
