@@ -12,15 +12,16 @@ import (
 
 const fuzzDim = 4
 
-// smallGraph is a real graph as lore builds it: 60 vectors, two removed.
+// smallGraph is a real graph as lore builds it: 24 vectors, two removed
+// (small, so that the fuzzer minimises fast).
 func smallGraph() *vectorGraph {
 	space := benchdata.NewSpace(fuzzDim, 5)
 	vg := newVectorGraph(fuzzDim)
-	for i := range 60 {
+	for i := range 24 {
 		vg.add(int64(i+1), space.Vec(uint64(i)))
 	}
 	vg.remove(7)
-	vg.remove(30)
+	vg.remove(20)
 	return vg
 }
 
