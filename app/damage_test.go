@@ -56,7 +56,8 @@ func TestDamagedIndexInTheEngine(t *testing.T) {
 	defer e.Close()
 	oneLine := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, index.ErrCorrupt) || strings.Contains(err.Error(), "\n") || !strings.HasSuffix(err.Error(), "rebuild it: lore index --rebuild") {
+		if !errors.Is(err, index.ErrCorrupt) || !strings.HasPrefix(err.Error(), `index "default" is damaged (`) || strings.Contains(err.Error(), "\n") ||
+			!strings.HasSuffix(err.Error(), "rebuild it: lore index --rebuild") {
 			t.Errorf("%s: %v, want the one line that says the index is damaged", what, err)
 		}
 	}

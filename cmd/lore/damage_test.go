@@ -79,7 +79,7 @@ func wantDamagedLine(t *testing.T, what string, r run) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 	last := lines[len(lines)-1]
-	if r.code != exitDamaged || !strings.HasPrefix(last, "lore: ") || !strings.Contains(last, `index "default" is damaged`) ||
+	if r.code != exitDamaged || !strings.HasPrefix(last, `lore: index "default" is damaged (`) ||
 		!strings.HasSuffix(last, "lore index --rebuild") || strings.Count(r.stderr, "lore: ") != 1 || strings.Contains(r.stderr, "goroutine") {
 		t.Errorf("%s: exit %d, stderr %q; want exit %d and one line saying the index is damaged and how to rebuild it", what, r.code, r.stderr, exitDamaged)
 	}
