@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lore/agent"
+	"lore/index"
 	"lore/internal/excerpt"
 	"lore/internal/ollama"
 	"lore/session"
@@ -125,6 +126,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 					e.markChatDown(cfg.ChatModel)
 				}
 				f.Err = explainChat(f.Err) // explained once, for every front end
+				if d := (*index.DamagedError)(nil); errors.As(f.Err, &d) {
+					f.Err = d // the line every command gives, without the stage it broke in
+				}
 				ev = f
 			case agent.Cancelled:
 				res = f.Result

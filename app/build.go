@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"lore/index"
@@ -31,6 +33,25 @@ func (e *Engine) builtWith(ctx context.Context) string {
 	return o.ix.EmbedderModel(ctx)
 }
 
+// damagedBuiltWith is the embedder a damaged index was built with, as its
+// sources.json remembers it; "" when the index is healthy or that is not
+// known.
+func (e *Engine) damagedBuiltWith(ctx context.Context) string {
+	o, err := e.acquire(ctx)
+	if err == nil {
+		err = o.ix.Check(ctx)
+		e.release(o)
+	}
+	if !errors.Is(err, index.ErrCorrupt) {
+		return ""
+	}
+	r, err := index.ReadRemembered(e.Config().IndexDir())
+	if err != nil {
+		return ""
+	}
+	return r.Embedder
+}
+
 // Build builds or refreshes the configured index with the configured
 // embedder. Searches and turns running meanwhile keep working, and see the
 // result as soon as it is committed.
@@ -43,6 +64,15 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	if !req.ChooseEmbedder && !req.Rebuild {
 		if built := e.builtWith(ctx); built != "" {
 			model = built
+		}
+	}
+	var notices []string
+	if !req.ChooseEmbedder && req.Rebuild {
+		// A rebuild is how the configured embedder replaces the index's,
+		// except for a damaged index: that one is rebuilt as it was.
+		if built := e.damagedBuiltWith(ctx); built != "" && built != model {
+			model = built
+			notices = append(notices, fmt.Sprintf("rebuilding the damaged index with the embedder it was built with: %s (--embedder or --embed-model choose another)", built))
 		}
 	}
 	var emb index.Embedder
@@ -65,6 +95,9 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 			}
 		},
 	}
-	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", cfg.Embedder)
+	for _, n := range notices {
+		bo.Notice(n)
+	}
+	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", model)
 	return index.Build(ctx, cfg.IndexDir(), bo)
 }

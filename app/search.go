@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"lore/agent"
@@ -85,6 +86,9 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 	}
 	if err != nil {
 		return agent.Retrieval{}, err
+	}
+	if res.Notice != "" {
+		notice = strings.TrimPrefix(notice+"; "+res.Notice, "; ")
 	}
 	out := agent.Retrieval{Mode: res.Mode, Notice: notice, Passages: make([]agent.Passage, len(res.Hits)),
 		Timings: map[string]time.Duration{"embed": res.Timings.Embed, "vector": res.Timings.Vector, "lexical": res.Timings.Lexical, "fuse": res.Timings.Fuse}}

@@ -100,7 +100,7 @@ func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
 		return b.sum, err
 	}
 	defer lk.release()
-	err = b.run(ctx)
+	err = damaged(opt.Name, b.run(ctx))
 	b.sum.Seconds = time.Since(b.progress.Started).Seconds()
 	return b.sum, err
 }
@@ -141,6 +141,9 @@ func (b *builder) report(phase string) {
 }
 
 func (b *builder) run(ctx context.Context) error {
+	if b.opt.Rebuild {
+		b.dropDamagedNext(ctx)
+	}
 	current := readPointer(b.dir, currentFile)
 	next := readPointer(b.dir, nextFile)
 	paths := b.opt.Paths
@@ -174,7 +177,7 @@ func (b *builder) run(ctx context.Context) error {
 	case b.opt.Rebuild:
 		b.gen = newGeneration()
 		if len(paths) == 0 {
-			old, err := rememberedSources(ctx, filepath.Join(b.dir, current, dbFile))
+			old, err := rememberedSources(ctx, b.dir, current, b.opt.Name)
 			if err != nil {
 				return err
 			}
@@ -187,12 +190,23 @@ func (b *builder) run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(b.dir, b.gen), 0o755); err != nil {
 		return err
 	}
+	existed := fileExists(filepath.Join(b.dir, b.gen, dbFile))
+	if err := markWriting(filepath.Join(b.dir, b.gen)); err != nil {
+		return err
+	}
+	defer clearWriting(filepath.Join(b.dir, b.gen)) // after st.Close
 	st, err := openStore(filepath.Join(b.dir, b.gen, dbFile))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	b.st = st
+	if existed {
+		// A damaged database must not be written to, nor called unchanged.
+		if err := quickCheck(ctx, st.db, b.opt.Name); err != nil {
+			return err
+		}
+	}
 	switch {
 	case current == "":
 		// Nothing to protect readers from: publish at once, so an
@@ -210,6 +224,9 @@ func (b *builder) run(ctx context.Context) error {
 
 	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
+		return err
+	}
+	if err := b.remember(ctx); err != nil {
 		return err
 	}
 	b.report("scan")
@@ -261,21 +278,6 @@ func (b *builder) run(ctx context.Context) error {
 	}
 	b.report("done")
 	return nil
-}
-
-// rememberedSources reads the source roots of another generation.
-func rememberedSources(ctx context.Context, db string) ([]string, error) {
-	st, err := openStore(db)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	srcs, err := st.sources(ctx)
-	var roots []string
-	for _, s := range srcs {
-		roots = append(roots, s.Root)
-	}
-	return roots, err
 }
 
 // checkMeta refuses an index built by another schema or embedder, and
@@ -739,6 +741,9 @@ type graphItem struct {
 // stored vectors either way.
 func (b *builder) loadGraph() *vectorGraph {
 	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
+	if errors.Is(err, errGraphFormat) {
+		b.notice(graphDamagedNotice)
+	}
 	if err != nil || vg.tombstones() > max(64, vg.h.len()/4) {
 		vg = newVectorGraph(b.dim)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,8 +30,17 @@ const (
 	graphM              = 16
 	graphEfConstruction = 100
 	graphEfSearch       = 128
-	graphMagic          = "LOREGRAPH3"
+	graphMagic          = "LOREGRAPH4"
 )
+
+// The graph file is graphMagic, the tombstones, the HNSW graph, and a
+// CRC-32C of all that: a flipped byte anywhere is found on load, not
+// searched with.
+var graphCRC = crc32.MakeTable(crc32.Castagnoli)
+
+// errGraphVersion is a graph file from another version of lore: not
+// damage, just rebuilt.
+var errGraphVersion = errors.New("graph file from another version of lore")
 
 // vectorGraph is the ANN graph over stored vectors, keyed by vectors.id,
 // with a lock and the set of live keys. A removed vector becomes a
@@ -118,9 +128,16 @@ func (vg *vectorGraph) search(q []float32, k, ef int) ([]int64, []float32, error
 // fsynced, renamed over it, and the directory fsynced, so a crash leaves the
 // old graph or the new one, never half of one.
 func (vg *vectorGraph) writeFile(path string) error {
+	return writeFileAtomic(path, vg.writeTo)
+}
+
+// writeTo writes the graph file's bytes, checksum last.
+func (vg *vectorGraph) writeTo(out io.Writer) error {
 	vg.mu.RLock()
 	defer vg.mu.RUnlock()
-	return writeFileAtomic(path, func(w io.Writer) error {
+	sum := crc32.New(graphCRC)
+	w := io.MultiWriter(out, sum)
+	err := func() error {
 		var dead []uint32
 		for i, key := range vg.h.keys {
 			if n, ok := vg.live[key]; !ok || n != uint32(i) {
@@ -133,35 +150,74 @@ func (vg *vectorGraph) writeFile(path string) error {
 			}
 		}
 		return vg.h.writeTo(w)
-	})
+	}()
+	if err != nil {
+		return err
+	}
+	return binary.Write(out, binary.LittleEndian, sum.Sum32())
 }
 
-// readGraphFile loads a graph written by writeFile.
+// readGraphFile loads a graph written by writeFile. A file that is not
+// there is an fs.ErrNotExist; one from another lore, errGraphVersion; any
+// damage, an errGraphFormat.
 func readGraphFile(path string, dim int) (*vectorGraph, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	magic := make([]byte, len(graphMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != graphMagic {
-		return nil, errors.New("not a lore graph file")
-	}
-	var nDead uint32
-	if err := binary.Read(r, binary.LittleEndian, &nDead); err != nil || nDead > 1<<31 {
-		return nil, errors.New("graph header is damaged")
-	}
-	dead := make([]uint32, nDead)
-	if err := binary.Read(r, binary.LittleEndian, dead); err != nil {
-		return nil, fmt.Errorf("graph: %w", err)
-	}
-	h, err := readHNSW(r)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	return readGraph(f, fi.Size(), dim)
+}
+
+// readGraph loads the size bytes of a graph file from r: it checks the
+// checksum first, then every count against the bytes there are (a damaged
+// count never allocates more than the file could hold) and every link.
+func readGraph(r io.ReaderAt, size int64, dim int) (*vectorGraph, error) {
+	magic := make([]byte, len(graphMagic))
+	if n, _ := r.ReadAt(magic, 0); n == len(magic) && string(magic) != graphMagic && string(magic[:len(magic)-1]) == graphMagic[:len(graphMagic)-1] {
+		return nil, errGraphVersion
+	}
+	const fixed = int64(len(graphMagic)) + 4 + 4 // magic, tombstone count, checksum
+	if size < fixed {
+		return nil, fmt.Errorf("%w: %d bytes", errGraphFormat, size)
+	}
+	body := size - 4
+	var want [4]byte
+	if _, err := r.ReadAt(want[:], body); err != nil {
+		return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
+	}
+	sum := crc32.New(graphCRC)
+	if _, err := io.Copy(sum, io.NewSectionReader(r, 0, body)); err != nil {
+		return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
+	}
+	if sum.Sum32() != binary.LittleEndian.Uint32(want[:]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errGraphFormat)
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, body), int(min(body, 1<<20)))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != graphMagic {
+		return nil, fmt.Errorf("%w: bad magic", errGraphFormat)
+	}
+	var nDead uint32
+	if err := binary.Read(br, binary.LittleEndian, &nDead); err != nil || int64(nDead)*4 > size-fixed {
+		return nil, fmt.Errorf("%w: tombstone count", errGraphFormat)
+	}
+	dead := make([]uint32, nDead)
+	if err := binary.Read(br, binary.LittleEndian, dead); err != nil {
+		return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
+	}
+	h, err := readHNSW(br, size-fixed-4*int64(nDead))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: bytes after the graph", errGraphFormat)
+	}
 	if h.dim != dim {
-		return nil, fmt.Errorf("graph has %d dimensions, the index %d", h.dim, dim)
+		return nil, fmt.Errorf("%w: graph has %d dimensions, the index %d", errGraphFormat, h.dim, dim)
 	}
 	vg := &vectorGraph{h: h, dim: dim, live: make(map[int64]uint32, h.len())}
 	isDead := make(map[uint32]bool, len(dead))
@@ -231,6 +287,10 @@ func syncGraph(ctx context.Context, s *store, vg *vectorGraph, progress func(don
 			}
 			if vg.has(id) {
 				continue
+			}
+			if len(blob) != 4*vg.dim {
+				rows.Close()
+				return added, len(gone), fmt.Errorf("%w: stored vector %d has %d bytes, not %d", errCorruptData, id, len(blob), 4*vg.dim)
 			}
 			if err := vg.add(id, decodeVector(blob)); err != nil {
 				rows.Close()

@@ -330,7 +330,9 @@ func (h *hnsw) writeTo(w io.Writer) error {
 	return bw.Flush()
 }
 
-var errGraphFormat = errors.New("not a lore HNSW graph")
+// errGraphFormat is a graph file that is damaged: lore rebuilds the graph
+// from the vectors in index.db.
+var errGraphFormat = errors.New("damaged graph file")
 
 // readFloat32s fills dst with little-endian floats from r, len(buf) bytes
 // at a time.
@@ -348,9 +350,9 @@ func readFloat32s(r io.Reader, dst []float32, buf []byte) error {
 	return nil
 }
 
-// readHNSW loads a graph written by writeTo, checking every link.
-func readHNSW(r io.Reader) (*hnsw, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+// readHNSW loads a graph written by writeTo from the next size bytes of
+// br, checking every link.
+func readHNSW(br *bufio.Reader, size int64) (*hnsw, error) {
 	magic := make([]byte, len(hnswMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != hnswMagic {
 		return nil, errGraphFormat
@@ -363,8 +365,14 @@ func readHNSW(r io.Reader) (*hnsw, error) {
 			return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
 		}
 	}
-	if dim == 0 || dim > 1<<16 || m == 0 || m > 1024 || n > 1<<31 || int64(entry) >= int64(n) {
+	// m below 2 makes the level multiplier infinite; efConstruction is a
+	// search breadth (0 finds nothing, 2^32 allocates 64 GiB).
+	if dim == 0 || dim > 1<<16 || m < 2 || m > 1024 || efc == 0 || efc > 1<<16 || n > 1<<31 || int64(entry) >= int64(n) {
 		return nil, errGraphFormat
+	}
+	// Each node takes its key, its vector and a level count at least.
+	if header := int64(len(hnswMagic)) + 24; n > 0 && (size-header)/int64(n) < 8+4*int64(dim)+1 {
+		return nil, fmt.Errorf("%w: %d nodes do not fit in %d bytes", errGraphFormat, n, size)
 	}
 	h := newHNSW(int(dim), int(m), int(efc))
 	h.entry = entry
@@ -390,6 +398,9 @@ func readHNSW(r io.Reader) (*hnsw, error) {
 		if err := binary.Read(br, binary.LittleEndian, &nl); err != nil {
 			return nil, fmt.Errorf("%w: %v", errGraphFormat, err)
 		}
+		if nl == 0 {
+			return nil, fmt.Errorf("%w: node %d is on no layer", errGraphFormat, i)
+		}
 		h.levels[i] = make([][]uint32, nl)
 		for l := range h.levels[i] {
 			var c uint16
@@ -414,8 +425,19 @@ func readHNSW(r io.Reader) (*hnsw, error) {
 			h.levels[i][l] = links
 		}
 	}
-	if n > 0 && (entry < 0 || len(h.levels[entry]) == 0) {
+	if n > 0 && entry < 0 {
 		return nil, errGraphFormat
+	}
+	// A search reaches a node on layer l through a link on layer l: the
+	// node must be on it.
+	for i, lv := range h.levels {
+		for l, links := range lv {
+			for _, x := range links {
+				if len(h.levels[x]) <= l {
+					return nil, fmt.Errorf("%w: node %d links node %d on layer %d, which it is not on", errGraphFormat, i, x, l)
+				}
+			}
+		}
 	}
 	return h, nil
 }

@@ -96,6 +96,8 @@ func TestGraphFileDamage(t *testing.T) {
 		"bad link":   corruptLastLink(good),
 		"many links": hugeLastLinkCount(good),
 		"wrong size": good, // read with another dimension below
+		"flipped":    flipByte(good, len(good)/3),
+		"old format": append([]byte("LOREGRAPH3"), good[len(graphMagic):]...),
 	} {
 		os.WriteFile(path, data, 0o644)
 		dim := 4
@@ -111,23 +113,34 @@ func TestGraphFileDamage(t *testing.T) {
 	}
 }
 
+// The helpers below damage a graph file's structure and seal it again
+// with a matching checksum, as if lore had written it so: the structure
+// checks must catch what the checksum cannot.
+
 // corruptLastLink points the file's last link at a node that does not exist.
 func corruptLastLink(b []byte) []byte {
-	c := bytes.Clone(b)
+	c := bytes.Clone(b[:len(b)-4])
 	copy(c[len(c)-4:], []byte{0xff, 0xff, 0xff, 0x7f})
-	return c
+	return seal(c)
 }
 
 // hugeLastLinkCount claims 65535 links for the file's last neighbour list.
 func hugeLastLinkCount(b []byte) []byte {
-	c := bytes.Clone(b)
+	c := bytes.Clone(b[:len(b)-4])
 	for k := 1; 4*k+2 <= len(c); k++ {
 		if at := len(c) - 4*k - 2; int(binary.LittleEndian.Uint16(c[at:])) == k {
 			binary.LittleEndian.PutUint16(c[at:], 0xffff)
-			return append(c, make([]byte, 4*0xffff)...)
+			return seal(append(c, make([]byte, 4*0xffff)...))
 		}
 	}
 	panic("no link list found")
+}
+
+// flipByte flips the bits of one byte, checksum left as it was.
+func flipByte(b []byte, at int) []byte {
+	c := bytes.Clone(b)
+	c[at] ^= 0xff
+	return c
 }
 
 func exactTopK(q []float32, ids []int64, vecs [][]float32, k int) map[int64]bool {

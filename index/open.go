@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,9 @@ type Index struct {
 	graphState
 }
 
-// Open opens the index in dir for reading.
+// Open opens the index in dir for reading. A damaged database is
+// ErrCorrupt; after a run that did not end cleanly (its writing marker is
+// still there, its process gone) the database is checked first.
 func Open(dir, name string) (*Index, error) {
 	gen := readPointer(dir, currentFile)
 	if gen == "" {
@@ -29,10 +32,22 @@ func Open(dir, name string) (*Index, error) {
 	}
 	st, err := openStore(filepath.Join(dir, gen, dbFile))
 	if err != nil {
-		return nil, err
+		return nil, damaged(name, err)
+	}
+	genDir := filepath.Join(dir, gen)
+	if mark, stale := staleWriter(genDir); stale {
+		if err := quickCheck(context.Background(), st.db, name); err != nil {
+			st.Close()
+			return nil, err
+		}
+		clearStaleWriter(genDir, mark)
 	}
 	return &Index{name: name, dir: dir, gen: gen, st: st}, nil
 }
+
+// Check runs SQLite's quick_check on the index: ErrCorrupt (a
+// DamagedError) when it finds damage.
+func (ix *Index) Check(ctx context.Context) error { return quickCheck(ctx, ix.st.db, ix.name) }
 
 // Generation names the build this Index reads. A `lore index --rebuild`
 // publishes a new one; CurrentGeneration tells a long-lived reader when to
@@ -47,7 +62,7 @@ func CurrentGeneration(dir string) string { return readPointer(dir, currentFile)
 func (ix *Index) Chunks(ctx context.Context) (int, error) {
 	var n int
 	err := ix.st.db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n)
-	return n, err
+	return n, damaged(ix.name, err)
 }
 
 // Close releases the database.
@@ -69,6 +84,9 @@ type Status struct {
 	Skipped      []SkippedFile  `json:"skipped"`
 	Changed      []Change       `json:"changed"`
 	ChunksByKind map[string]int `json:"chunks_by_kind"`
+	// Damaged says why the index is damaged (SQLite's words), "" when it
+	// is healthy. A damaged index reports only its name, path and sources.
+	Damaged string `json:"damaged"`
 }
 
 // Change is a file that differs on disk from what the index holds.
@@ -77,10 +95,56 @@ type Change struct {
 	Change string `json:"change"` // "modified", "new" or "deleted"
 }
 
-// Status gathers the index's numbers and walks its sources to list files
-// changed since they were indexed (by size and mtime, as a build would).
+// Status checks the index (SQLite's quick_check), gathers its numbers and
+// walks its sources to list files changed since they were indexed (by size
+// and mtime, as a build would). Damage is not an error here: it is in
+// Status.Damaged.
 func (ix *Index) Status(ctx context.Context) (Status, error) {
 	s := Status{Index: ix.name, Path: filepath.Join(ix.dir, ix.gen), Sources: []string{}, Skipped: []SkippedFile{}, Changed: []Change{}, ChunksByKind: map[string]int{}}
+	err := ix.Check(ctx)
+	if err == nil {
+		var full Status
+		if full, err = ix.status(ctx, s); err == nil {
+			return full, nil
+		}
+	}
+	var d *DamagedError
+	if !errors.As(damaged(ix.name, err), &d) {
+		return s, err
+	}
+	s.Damaged = d.Reason
+	if r, err := ReadRemembered(ix.dir); err == nil {
+		s.Sources = append(s.Sources, r.Sources...)
+	} else if srcs, err := ix.st.sources(ctx); err == nil { // an index from before sources.json
+		for _, src := range srcs {
+			s.Sources = append(s.Sources, src.Root)
+		}
+	}
+	return s, nil
+}
+
+// StatusOf opens the index in dir and returns its Status. An index too
+// damaged to open still has one: its name, path, remembered sources and
+// Damaged.
+func StatusOf(ctx context.Context, dir, name string) (Status, error) {
+	ix, err := Open(dir, name)
+	var d *DamagedError
+	if errors.As(err, &d) {
+		s := Status{Index: name, Path: filepath.Join(dir, CurrentGeneration(dir)), Sources: []string{}, Skipped: []SkippedFile{},
+			Changed: []Change{}, ChunksByKind: map[string]int{}, Damaged: d.Reason}
+		if r, err := ReadRemembered(dir); err == nil {
+			s.Sources = append(s.Sources, r.Sources...)
+		}
+		return s, nil
+	}
+	if err != nil {
+		return Status{}, err
+	}
+	defer ix.Close()
+	return ix.Status(ctx)
+}
+
+func (ix *Index) status(ctx context.Context, s Status) (Status, error) {
 	db := ix.st.db
 	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents WHERE status = 'indexed'), (SELECT count(*) FROM chunks), (SELECT count(*) FROM vectors)`).
 		Scan(&s.Documents, &s.Chunks, &s.Vectors); err != nil {

@@ -41,6 +41,9 @@ type Results struct {
 	Mode    string // "hybrid" or "lexical"
 	Hits    []Hit
 	Timings Timings
+	// Notice is something the user should hear once: the vector graph file
+	// was damaged and this search rebuilt it from the stored vectors.
+	Notice string
 }
 
 // ErrDimension means a query vector does not fit the index.
@@ -72,6 +75,14 @@ func (ix *Index) Search(ctx context.Context, query string, opt SearchOptions) (R
 	return ix.SearchVector(ctx, query, vec, opt, took)
 }
 
+// SearchVector is Search with the query already embedded (vec may be nil
+// for lexical only). Benchmarks and callers that embed elsewhere use it.
+// A damaged index is ErrCorrupt.
+func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
+	res, err := ix.searchVector(ctx, query, vec, opt, embed)
+	return res, damaged(ix.name, err)
+}
+
 func (opt *SearchOptions) setDefaults() {
 	def := DefaultSearchOptions()
 	if opt.Limit <= 0 {
@@ -85,9 +96,7 @@ func (opt *SearchOptions) setDefaults() {
 	}
 }
 
-// SearchVector is Search with the query already embedded (vec may be nil
-// for lexical only). Benchmarks and callers that embed elsewhere use it.
-func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
+func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, opt SearchOptions, embed time.Duration) (Results, error) {
 	opt.setDefaults()
 	res := Results{Mode: "lexical", Timings: Timings{Embed: embed}}
 	var vecIDs []int64
@@ -102,6 +111,7 @@ func (ix *Index) SearchVector(ctx context.Context, query string, vec []float32, 
 			if ef <= 0 {
 				ef = graphEfSearch
 			}
+			res.Notice = ix.takeGraphNotice()
 			ids, _, err := g.search(vec, opt.Depth, ef)
 			if err != nil {
 				return res, fmt.Errorf("%w: %v", ErrDimension, err)
@@ -297,6 +307,9 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 			return nil, nil
 		}
 		if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
+			if errors.Is(err, errGraphFormat) {
+				ix.graphNotice = graphDamagedNotice + " (the next `lore index` saves it)"
+			}
 			g = newVectorGraph(dim)
 		}
 	}
@@ -325,4 +338,18 @@ type graphState struct {
 	graphMu      sync.Mutex
 	graph        *vectorGraph
 	graphVersion string
+	graphNotice  string // said once, by the search that loaded the graph
+}
+
+// graphDamagedNotice is said when a damaged graph file was replaced. The
+// graph is derived from the vectors in index.db: rebuilding it costs CPU
+// time, not a single embedding, so lore repairs it rather than stop.
+const graphDamagedNotice = "the vector graph file was damaged: rebuilt it from the stored vectors"
+
+func (ix *Index) takeGraphNotice() string {
+	ix.graphMu.Lock()
+	defer ix.graphMu.Unlock()
+	n := ix.graphNotice
+	ix.graphNotice = ""
+	return n
 }

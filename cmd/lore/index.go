@@ -32,7 +32,11 @@ func newIndexCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 
 Folders are remembered: run "lore index" with no paths to refresh all of them.
 Only changed files are read again, and only new chunks are embedded. .gitignore
-and .loreignore files are honoured. An interrupted run keeps what it finished.`,
+and .loreignore files are honoured. An interrupted run keeps what it finished.
+
+Every run first checks the index (SQLite's quick_check). A damaged index exits
+5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
+folders with the embedder it was built with.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
   lore index                             # refresh what was indexed before
   lore index --embedder none ./docs      # keyword search only: no Ollama needed

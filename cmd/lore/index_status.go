@@ -25,21 +25,22 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ix, err := index.Open(cfg.IndexDir(), cfg.Index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			st, err := ix.Status(cmd.Context())
+			st, err := index.StatusOf(cmd.Context(), cfg.IndexDir(), cfg.Index)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(streams.Out)
 				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				if err := enc.Encode(st); err != nil {
+					return err
+				}
+			} else {
+				printStatus(streams.Out, st)
 			}
-			printStatus(streams.Out, st)
+			if st.Damaged != "" {
+				return exitCode(exitDamaged) // said on stdout
+			}
 			return nil
 		},
 	}
@@ -55,6 +56,14 @@ func printStatus(w io.Writer, s index.Status) {
 			label = "sources"
 		}
 		fmt.Fprintf(w, "%-10s %s\n", label, src)
+	}
+	if s.Damaged != "" {
+		fix := "rebuild it: lore index --rebuild"
+		if len(s.Sources) == 0 {
+			fix = "rebuild it naming its folders: lore index --rebuild PATH..."
+		}
+		fmt.Fprintf(w, "damaged    %s; %s\n", s.Damaged, fix)
+		return
 	}
 	fmt.Fprintf(w, "documents  %d\n", s.Documents)
 	fmt.Fprintf(w, "chunks     %d (%d prose, %d code, %d table)\n", s.Chunks, s.ChunksByKind[index.KindProse], s.ChunksByKind[index.KindCode], s.ChunksByKind[index.KindTable])

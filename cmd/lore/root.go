@@ -27,6 +27,7 @@ const (
 	exitOK        = 0
 	exitError     = 1
 	exitUsage     = 2
+	exitDamaged   = 5 // the index is damaged: lore index --rebuild
 	exitCancelled = 130
 )
 
@@ -104,6 +105,9 @@ func Main(args []string, streams *ioStreams) (code int) {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource) {
 		return exitUsage
+	}
+	if errors.Is(err, index.ErrCorrupt) {
+		return exitDamaged
 	}
 	return exitError
 }

@@ -1,0 +1,206 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrCorrupt means the index's files are damaged: SQLite found corrupt
+// pages, or the file is not a database at all. An index is a cache of its
+// sources, so the fix is always to rebuild it; DamagedError says so.
+var ErrCorrupt = errors.New("index is damaged")
+
+// DamagedError is ErrCorrupt for one index, with what was found.
+type DamagedError struct {
+	Index  string // the index name
+	Reason string // what SQLite said, e.g. "database disk image is malformed"
+	Fix    string // "" for the usual: rebuild it: lore index --rebuild
+	Err    error  // the underlying error, if any
+}
+
+func (e *DamagedError) Error() string {
+	fix := e.Fix
+	if fix == "" {
+		fix = "rebuild it: lore index --rebuild"
+	}
+	return fmt.Sprintf("index %q is damaged (%s); %s", e.Index, e.Reason, fix)
+}
+
+func (e *DamagedError) Is(target error) bool { return target == ErrCorrupt }
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// SQLite's primary result codes for a damaged database.
+const (
+	sqliteCorrupt = 11 // SQLITE_CORRUPT (and SQLITE_CORRUPT_VTAB, _SEQUENCE, _INDEX)
+	sqliteNotADB  = 26 // SQLITE_NOTADB
+)
+
+// errCorruptData is data SQLite reads back fine that lore could never have
+// written (a vector of the wrong size).
+var errCorruptData = errors.New("damaged data")
+
+// isCorrupt reports whether err is SQLite telling that the database is
+// damaged, or errCorruptData. FTS5 reports a damaged config record as a
+// plain SQL error, so that one is recognised by its text.
+func isCorrupt(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, errCorruptData) {
+		return true
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff { // extended codes keep the primary in the low byte
+		case sqliteCorrupt, sqliteNotADB:
+			return true
+		}
+	}
+	return strings.Contains(err.Error(), "invalid fts5 file format")
+}
+
+// damaged turns a SQLite error that means corruption into a DamagedError
+// for index name; other errors (and nil) pass through unchanged.
+func damaged(name string, err error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) || !isCorrupt(err) {
+		return err
+	}
+	return &DamagedError{Index: name, Reason: sqliteReason(err), Err: err}
+}
+
+// sqliteReason is SQLite's message without the context lore added and the
+// "(11)" code at its end: "database disk image is malformed".
+func sqliteReason(err error) string {
+	msg := err.Error()
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		msg = coded.(error).Error()
+	} else if _, after, ok := strings.Cut(msg, errCorruptData.Error()+": "); ok {
+		msg = after
+	}
+	if i := strings.LastIndex(msg, " ("); i > 0 && strings.HasSuffix(msg, ")") {
+		if _, err := strconv.Atoi(msg[i+2 : len(msg)-1]); err == nil {
+			msg = msg[:i]
+		}
+	}
+	if first, _, ok := strings.Cut(msg, "\n"); ok {
+		msg = first
+	}
+	return msg
+}
+
+// quickCheck runs SQLite's PRAGMA quick_check: every b-tree page, record
+// and index entry, and the FTS5 table's own consistency check, without the
+// slower cross-check of indexes against table rows. It returns a
+// DamagedError naming the first problem, or nil.
+func quickCheck(ctx context.Context, db *sql.DB, name string) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(1)`)
+	if err != nil {
+		return checkError(ctx, name, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return checkError(ctx, name, err)
+		}
+		problems = append(problems, s)
+	}
+	if err := rows.Err(); err != nil {
+		return checkError(ctx, name, err)
+	}
+	if len(problems) == 1 && problems[0] == "ok" {
+		return nil
+	}
+	reason := "quick_check found no result"
+	for _, p := range problems {
+		// Lines like "*** in database main ***" head the real findings.
+		for _, line := range strings.Split(p, "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "***") {
+				return &DamagedError{Index: name, Reason: "quick_check: " + line}
+			}
+		}
+	}
+	return &DamagedError{Index: name, Reason: reason}
+}
+
+// checkError is an error running the check itself: a cancellation stays
+// one; anything else SQLite says while checking means the check failed.
+func checkError(ctx context.Context, name string, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if isCorrupt(err) || !isTransient(err) {
+		return &DamagedError{Index: name, Reason: sqliteReason(err), Err: err}
+	}
+	return fmt.Errorf("check index: %w", err)
+}
+
+// isTransient reports SQLite errors that say nothing about the file's
+// health: busy, locked, out of memory, interrupted, I/O.
+func isTransient(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return true // not SQLite's: a context or driver error
+	}
+	switch coded.Code() & 0xff {
+	case 5, 6, 7, 9, 10: // BUSY, LOCKED, NOMEM, INTERRUPT, IOERR
+		return true
+	}
+	return false
+}
+
+// A writing marker in a generation folder says a `lore index` has it open
+// for writing; it holds that process's pid and is removed when the build
+// closes the database. A marker whose process is gone means the last run
+// did not end cleanly (a crash, a kill -9, a power cut): readers then run
+// quickCheck before trusting the database.
+const writingFile = "writing"
+
+func markWriting(genDir string) error {
+	return os.WriteFile(filepath.Join(genDir, writingFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+}
+
+func clearWriting(genDir string) { os.Remove(filepath.Join(genDir, writingFile)) }
+
+// staleWriter reports whether genDir holds a marker whose writer is gone,
+// and the marker's contents.
+func staleWriter(genDir string) (mark string, stale bool) {
+	b, err := os.ReadFile(filepath.Join(genDir, writingFile))
+	if err != nil {
+		return "", false
+	}
+	mark = strings.TrimSpace(string(b))
+	if pid, err := strconv.Atoi(mark); err == nil && pid > 0 && processAlive(pid) {
+		return mark, false
+	}
+	return mark, true // gone, or died before writing its pid
+}
+
+// processAlive reports whether pid is a running process (this one
+// included: the chat builds in-process).
+func processAlive(pid int) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// clearStaleWriter removes the marker after a passed check, unless a new
+// writer has replaced it meanwhile.
+func clearStaleWriter(genDir, mark string) {
+	b, err := os.ReadFile(filepath.Join(genDir, writingFile))
+	if err == nil && strings.TrimSpace(string(b)) == mark {
+		os.Remove(filepath.Join(genDir, writingFile))
+	}
+}
