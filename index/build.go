@@ -203,7 +203,7 @@ func (b *builder) run(ctx context.Context) error {
 	b.st = st
 	if existed {
 		// A damaged database must not be written to, nor called unchanged.
-		if err := quickCheck(ctx, st.db, b.opt.Name); err != nil {
+		if err := checkPages(ctx, st.db, b.opt.Name); err != nil {
 			return err
 		}
 	}

@@ -34,7 +34,8 @@ Folders are remembered: run "lore index" with no paths to refresh all of them.
 Only changed files are read again, and only new chunks are embedded. .gitignore
 and .loreignore files are honoured. An interrupted run keeps what it finished.
 
-Every run first checks the index (SQLite's quick_check). A damaged index exits
+Every run first checks the index's pages (SQLite's quick_check of each table);
+lore index status runs the full check. A damaged index exits
 5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
 folders with the embedder it was built with.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
