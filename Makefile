@@ -28,8 +28,9 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
-	# hugot's pure-Go backend (GoMLX) races internally; its tests run here, without -race.
-	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid' ./rerank/ ./cmd/lore/
+	# hugot's pure-Go backend (GoMLX) races internally; its tests (a model
+	# import runs it too) run here, without -race.
+	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid|Store|Pull|Models' ./rerank/ ./cmd/lore/
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.

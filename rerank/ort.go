@@ -148,10 +148,9 @@ func (r *ortReranker) run(q tokens, docs []tokens) ([]float32, error) {
 		return nil, errors.New("onnxruntime: the model's output is not float32")
 	}
 	logits := t.GetData()
-	per := len(logits) / len(docs)
-	res := make([]float32, len(docs))
-	for i := range res {
-		res[i] = logits[i*per]
+	if len(logits) != len(docs) {
+		// A classifier with several labels would be read as scores of the wrong thing.
+		return nil, fmt.Errorf("%w: the model gives %d values per pair, not one logit", ErrBadModel, len(logits)/len(docs))
 	}
-	return res, nil
+	return append([]float32(nil), logits...), nil
 }

@@ -29,7 +29,12 @@ var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Z
 
 // Store holds installed models, one folder each, under Dir
 // ($XDG_DATA_HOME/lore/models). "org/name" lives in "org__name".
-type Store struct{ Dir string }
+type Store struct {
+	Dir string
+	// Check chooses how an import is tried before it is installed: the
+	// backend and ONNX Runtime library lore would run it with.
+	Check Options
+}
 
 // Installed describes a model in the store.
 type Installed struct {
@@ -115,14 +120,12 @@ func describe(name, dir string) (Installed, error) {
 	return m, nil
 }
 
-// Import validates the model directory src and installs a copy as name,
-// atomically: the files are copied and fsynced into a temporary folder in
-// the store, which is then renamed into place. An empty name is taken from
-// config.json's _name_or_path, else the folder's name.
+// Import checks that the model in src runs (Probe, with the backend
+// s.Check chooses) and installs a copy as name, atomically: the files are
+// copied and fsynced into a temporary folder in the store, which is then
+// renamed into place. An empty name is taken from config.json's
+// _name_or_path, else the folder's name.
 func (s Store) Import(ctx context.Context, src, name string) (Installed, error) {
-	if _, err := CheckModelDir(src); err != nil {
-		return Installed{}, err
-	}
 	if name == "" {
 		var cfg struct {
 			Name string `json:"_name_or_path"`
@@ -134,6 +137,13 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 		}
 	}
 	if err := checkName(name); err != nil {
+		return Installed{}, err
+	}
+	// The folder the user named is the one checked, so that messages name
+	// its files; the copy is checked again for its layout below.
+	check := s.Check
+	check.ModelDir, check.ModelName = src, name
+	if err := Probe(ctx, check); err != nil {
 		return Installed{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {

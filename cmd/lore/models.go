@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -28,7 +29,7 @@ $XDG_DATA_HOME/lore/models.`,
 	}
 	store := func(cmd *cobra.Command) (rerank.Store, error) {
 		cfg, err := loadConfig(cmd, g, streams)
-		return rerank.Store{Dir: cfg.ModelsDir()}, err
+		return rerank.Store{Dir: cfg.ModelsDir(), Check: rerank.Options{Backend: cfg.Reranker, ORTLibrary: cfg.ONNXRuntimeLib}}, err
 	}
 
 	var asJSON bool
@@ -76,6 +77,9 @@ $XDG_DATA_HOME/lore/models.`,
 			}
 			fmt.Fprintf(streams.Err, "downloading %s from Hugging Face…\n", args[0])
 			m, err := s.Pull(cmd.Context(), args[0], hfDownload)
+			if errors.Is(err, rerank.ErrBadModel) {
+				return err // it downloaded, and cannot run
+			}
 			if err != nil {
 				return fmt.Errorf("%w (offline? copy the model folder over and run `lore models import DIR`)", err)
 			}
@@ -88,13 +92,22 @@ $XDG_DATA_HOME/lore/models.`,
 	imp := &cobra.Command{
 		Use:   "import DIR",
 		Short: "Install a model from a folder (for air-gapped machines)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Install a model from a folder (for air-gapped machines). The model is loaded
+and scores one test pair before it is installed: a folder lore cannot run is
+refused (exit 2) and nothing is installed.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := store(cmd)
 			if err != nil {
 				return err
 			}
+			if streams.ErrTTY {
+				fmt.Fprintln(streams.Err, "checking the model with a test pair…")
+			}
 			m, err := s.Import(cmd.Context(), args[0], name)
+			if errors.Is(err, rerank.ErrBadModel) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}

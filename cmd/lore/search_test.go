@@ -137,7 +137,7 @@ func TestModelsErrors(t *testing.T) {
 	bad := t.TempDir()
 	os.WriteFile(filepath.Join(bad, "model.onnx"), []byte("x"), 0o644)
 	r := e.run(false, "models", "import", bad)
-	if r.code != 1 || !strings.Contains(r.stderr, "tokenizer.json is missing") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "tokenizer.json is missing") {
 		t.Errorf("bad import: %d %q", r.code, r.stderr)
 	}
 	r = e.run(false, "models", "path", "cross-encoder/nope")
@@ -201,5 +201,26 @@ func TestOllamaHostIsNotOllama(t *testing.T) {
 			t.Errorf("%s: ask: exit %d %q", name, r.code, r.stderr)
 		}
 		web.Close()
+	}
+}
+
+// A model folder whose .onnx is garbage is refused by models import with
+// one line and exit 2, and nothing is installed (issue 11, item 6).
+func TestModelsImportRefusesGarbage(t *testing.T) {
+	e := newEnv(t)
+	src := t.TempDir()
+	if err := testmodels.WriteCrossEncoder(src, testmodels.Tiny, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(src, "model.onnx"), []byte("not a model"), 0o644)
+	r := e.run(false, "models", "import", src, "--name", "org/garbage")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "model.onnx cannot be loaded") || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stdout, "installed") {
+		t.Fatalf("garbage import: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.home, "data", "lore", "models")); len(entries) != 0 {
+		t.Fatalf("the store holds %v", entries)
+	}
+	if r := e.run(false, "models", "list"); !strings.Contains(r.stdout, "no models installed") {
+		t.Fatalf("list after a refused import: %q", r.stdout)
 	}
 }
