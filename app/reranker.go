@@ -83,6 +83,24 @@ func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 	return none, lastErr
 }
 
+// RerankModel names the installed model lore reranks with under cfg, ""
+// when it keeps the fused order: what Open would choose, without loading
+// the model.
+func RerankModel(cfg config.Config) string {
+	if cfg.Reranker == "none" {
+		return ""
+	}
+	backend := cfg.Reranker
+	if backend == "auto" {
+		backend = "hugot"
+		if rerank.ORTAvailable(cfg.ONNXRuntimeLib) == nil {
+			backend = "onnxruntime"
+		}
+	}
+	name, _, _ := chooseModel(rerank.Store{Dir: cfg.ModelsDir()}, cfg.RerankModel, backend)
+	return name
+}
+
 // backends are the backends cfg lets lore try, in order.
 func backends(cfg config.Config) []string {
 	if cfg.Reranker == "auto" {

@@ -67,6 +67,10 @@ func loadORT(lib string) error {
 	return ortEnv.err
 }
 
+// ORTAvailable reports why ONNX Runtime cannot run here (nil when it can),
+// loading it from lib or the standard places as New would.
+func ORTAvailable(lib string) error { return loadORT(lib) }
+
 type ortReranker struct {
 	sess   *ort.DynamicAdvancedSession
 	tok    *pairTokenizer

@@ -25,6 +25,9 @@ const (
 // ErrNotInstalled means no model of that name is in the store.
 var ErrNotInstalled = errors.New("model not installed")
 
+// ErrBadName marks a model name that cannot be one: a path, "..".
+var ErrBadName = errors.New("bad model name")
+
 var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
 
 // Store holds installed models, one folder each, under Dir
@@ -46,7 +49,7 @@ type Installed struct {
 
 func checkName(name string) error {
 	if !modelName.MatchString(name) {
-		return fmt.Errorf("%q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", name)
+		return fmt.Errorf("%w: %q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", ErrBadName, name)
 	}
 	return nil
 }
@@ -178,6 +181,29 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 	return describe(name, s.Path(name))
 }
 
+// Remove takes model name out of the store, whether it works or not. The
+// folder leaves its name in one rename and is deleted after, so that no
+// search ever sees half a model.
+func (s Store) Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	dir := s.Path(name)
+	if _, err := os.Lstat(dir); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotInstalled, name)
+	}
+	trash, err := os.MkdirTemp(s.Dir, ".rm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(trash)
+	if err := os.Rename(dir, filepath.Join(trash, "model")); err != nil {
+		return err
+	}
+	syncDir(s.Dir)
+	return nil
+}
+
 // replace puts the folder tmp at dst, moving an existing dst aside first
 // so that dst is never half-written.
 func (s Store) replace(tmp, dst string) error {
@@ -197,11 +223,16 @@ func (s Store) replace(tmp, dst string) error {
 	if old != "" {
 		os.RemoveAll(old)
 	}
-	if d, err := os.Open(s.Dir); err == nil {
+	syncDir(s.Dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }
 
 func copyFile(src, dst string) error {

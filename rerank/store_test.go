@@ -152,3 +152,33 @@ func TestStoreImportRefusesModelsThatCannotRun(t *testing.T) {
 		})
 	}
 }
+
+// Remove takes a model out of the store in one rename, broken or not, and
+// touches nothing outside the store whatever the name (issue 11, item 6).
+func TestStoreRemove(t *testing.T) {
+	root := t.TempDir()
+	s := Store{Dir: filepath.Join(root, "models")}
+	copyModel(t, s.Path("org/good"))
+	os.MkdirAll(s.Path("org/broken"), 0o755) // no files: List does not show it
+	os.MkdirAll(filepath.Join(root, "evil"), 0o755)
+
+	for _, name := range []string{"org/good", "org/broken"} {
+		if err := s.Remove(name); err != nil {
+			t.Fatalf("remove %s: %v", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(s.Dir); len(entries) != 0 {
+		t.Fatalf("the store holds %v after removing everything", entries)
+	}
+	if err := s.Remove("org/good"); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("removing it again: %v", err)
+	}
+	for _, name := range []string{"../evil", "..", "org/../../evil", "a/b/c", "/etc", `..\evil`, ""} {
+		if err := s.Remove(name); !errors.Is(err, ErrBadName) {
+			t.Errorf("remove %q: %v, want ErrBadName", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "evil")); err != nil {
+		t.Fatal("a folder outside the store was removed")
+	}
+}

@@ -223,6 +223,9 @@ func TestModelsImportRefusesGarbage(t *testing.T) {
 	if r := e.run(false, "models", "list"); !strings.Contains(r.stdout, "no models installed") {
 		t.Fatalf("list after a refused import: %q", r.stdout)
 	}
+	if r := e.run(false, "models", "import", src, "--name", "../escape"); r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("a path as the name: exit %d %q", r.code, r.stderr)
+	}
 }
 
 // A reranker model spoiled after install (garbage .onnx: fails to load), or
@@ -267,5 +270,68 @@ func TestBrokenRerankerKeepsFusedOrder(t *testing.T) {
 				t.Fatalf("ask: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// lore models rm removes a model, says what lore reranks with afterwards
+// when it was the one in use, and refuses names it does not know with the
+// list of what is installed (issue 11, item 6).
+func TestModelsRm(t *testing.T) {
+	e := newEnv(t)
+	models := filepath.Join(e.home, "data", "lore", "models")
+	install := func(name string) {
+		if err := testmodels.WriteCrossEncoder(filepath.Join(models, strings.ReplaceAll(name, "/", "__")), testmodels.Tiny, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tiny, mini = "cross-encoder/ms-marco-TinyBERT-L-2-v2", "cross-encoder/ms-marco-MiniLM-L-6-v2"
+	install(tiny)
+	install(mini)
+	e.vars["LORE_RERANKER"] = "hugot" // so that the model in use does not depend on an ONNX Runtime here
+
+	r := e.run(false, "models", "rm", mini)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+mini) || strings.Contains(r.stdout, "now") {
+		t.Fatalf("rm of a model not in use: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run(false, "models", "list"); strings.Contains(r.stdout, mini) || !strings.Contains(r.stdout, tiny) {
+		t.Fatalf("list after rm: %q", r.stdout)
+	}
+	for _, name := range []string{"cross-encoder/nope", "../x", "a/b/c"} {
+		r := e.run(false, "models", "rm", name)
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("rm %s: exit %d %q", name, r.code, r.stderr)
+		}
+	}
+	if r := e.run(false, "models", "rm", "cross-encoder/nope"); !strings.Contains(r.stderr, "installed: "+tiny) {
+		t.Errorf("an unknown name does not list what is installed: %q", r.stderr)
+	}
+
+	// The model in use: lore says what it uses now.
+	install(mini)
+	r = e.run(false, "models", "rm", tiny)
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, "lore now reranks with "+mini) {
+		t.Fatalf("rm of the model in use: exit %d %q", r.code, r.stdout)
+	}
+	r = e.run(false, "models", "rm", mini)
+	if r.code != 0 || !strings.Contains(r.stdout, "fused order") || !strings.Contains(r.stdout, "lore models import") {
+		t.Fatalf("rm of the last model: exit %d %q", r.code, r.stdout)
+	}
+
+	// The model config.yaml names: said so, and searches go on in fused order.
+	install("org/mine")
+	os.MkdirAll(filepath.Join(e.home, "config", "lore"), 0o755)
+	os.WriteFile(filepath.Join(e.home, "config", "lore", "config.yaml"), []byte("rerank-model: org/mine\n"), 0o644)
+	r = e.run(false, "models", "rm", "org/mine")
+	if r.code != 0 || !strings.Contains(r.stdout, "rerank-model") || !strings.Contains(r.stdout, "fused order") {
+		t.Fatalf("rm of the configured model: exit %d %q", r.code, r.stdout)
+	}
+	if r := e.run(false, "index", "--embedder", "none", "-q", searchDocs(t)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := e.run(false, "search", "cancel a context"); r.code != 0 || !strings.Contains(r.stderr, "rerank-model org/mine is not installed") {
+		t.Fatalf("search after the configured model was removed: exit %d %q", r.code, r.stderr)
+	}
+	if r := e.run(false, "models", "--help"); !strings.Contains(r.stdout, "rm NAME") && !strings.Contains(r.stdout, "lore models rm") {
+		t.Errorf("models help does not show rm:\n%s", r.stdout)
 	}
 }
