@@ -46,8 +46,10 @@ lint:
 	$(GO) vet ./...
 
 FUZZTIME ?= 30s
+# package:target pairs; go test fuzzes one target of one package at a time.
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText rerank:FuzzModelDir
 fuzz:
-	for f in FuzzMarkdown FuzzHTML FuzzCodeAndText; do $(GO) test ./index -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; done
+	for pt in $(FUZZ); do $(GO) test ./$${pt%%:*} -run '^$$' -fuzz "^$${pt#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 
 ort: $(ORT_LIB)
 
