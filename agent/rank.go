@@ -29,10 +29,10 @@ type Ranking struct {
 // RerankText is what the cross-encoder reads of a passage.
 func RerankText(p Passage) string { return p.Heading + "\n" + p.Text }
 
-// Rank retrieves n candidates for query and reorders them with rr (nil
-// keeps the fused order). It is lore's one retrieve-then-rerank path: every
-// turn, `lore search` and `lore search --eval` call it, so what eval
-// measures is what ask does. stage, when not nil, wraps each step (the
+// Rank retrieves n candidates for query and reorders them with rr (nil, or
+// an rr that fails, keeps the fused order). It is lore's one
+// retrieve-then-rerank path: every turn, `lore search` and `lore search
+// --eval` call it, so what eval measures is what ask does. stage, when not nil, wraps each step (the
 // agent times them as events).
 func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, stage func(Stage, func() error) error) (Ranking, error) {
 	if stage == nil {
@@ -61,7 +61,16 @@ func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, 
 		scores, err = rr.Rerank(ctx, query, texts)
 		return err
 	}); err != nil {
-		return out, err
+		if ctx.Err() != nil {
+			return out, err
+		}
+		// A broken reranker costs the ordering, not the search or the
+		// answer: the fused order stands, unscored, and the user hears why.
+		if out.Notice != "" {
+			out.Notice += "; "
+		}
+		out.Notice += "reranking failed, results are in fused order: " + err.Error()
+		return out, nil
 	}
 	out.Rerank = time.Since(start)
 	ranked := make([]Passage, 0, len(scores))

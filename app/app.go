@@ -59,6 +59,7 @@ type Engine struct {
 	chatReady  map[string]bool
 	ollamaDown time.Time // when Ollama was last found unreachable; zero while it answers
 	outages    int       // outages seen, so that each is told once
+	rrFailed   bool      // the reranker failed at run time: searches keep the fused order
 	told       map[string]bool
 }
 
@@ -175,8 +176,14 @@ func (e *Engine) Indexes() []string {
 	return names
 }
 
-// Reranker names the reranker backend in use ("none" without one).
-func (e *Engine) Reranker() string { return e.rr.r.Backend() }
+// Reranker names the reranker backend in use ("none" without one, or
+// after it failed).
+func (e *Engine) Reranker() string {
+	if e.agentReranker() == nil {
+		return "none"
+	}
+	return e.rr.r.Backend()
+}
 
 // Sessions is the store every turn is saved in, opened on first use (so
 // that `lore index` never creates it).
@@ -403,12 +410,16 @@ func (e *Engine) webSearcher(cfg config.Config) (websearch.Searcher, error) {
 	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: websearch.DialFunc(e.dial)})
 }
 
-// agentReranker is the reranker as the agent wants it: nil for none.
+// agentReranker is the reranker as the agent wants it: nil for none, and
+// for one that has failed.
 func (e *Engine) agentReranker() agent.Reranker {
-	if _, none := e.rr.r.(rerank.None); none {
+	e.mu.Lock()
+	failed := e.rrFailed
+	e.mu.Unlock()
+	if _, none := e.rr.r.(rerank.None); none || failed {
 		return nil
 	}
-	return rerankerAdapter{e.rr.r}
+	return rerankerAdapter{e}
 }
 
 // Session returns a saved session with its turns.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"lore/config"
+	"lore/internal/excerpt"
 	"lore/rerank"
 )
 
@@ -25,42 +26,33 @@ var backendDefaults = map[string]struct{ candidates, maxTokens int }{
 	"hugot":       {10, 256},
 }
 
+// modelFix says what to do about an installed model that cannot run.
+func modelFix(name string) string {
+	return "reinstall it with `lore models import DIR`, or remove it with `lore models rm " + name + "`"
+}
+
 // openReranker is the one place the "auto" choice is made: auto tries ONNX
-// Runtime, then the pure-Go backend; with no model installed it returns the
-// no-op reranker and a notice saying how to get one.
+// Runtime, then the pure-Go backend. Without a model that works, it returns
+// the no-op reranker and a notice saying why and what to do: a reranker
+// only orders results, so a missing or broken model never stops a search.
 func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 	none := rerankSetup{r: rerank.None{}, candidates: max(cfg.RerankCandidates, 20)}
 	if disabled || cfg.Reranker == "none" {
 		return none, nil
 	}
 	store := rerank.Store{Dir: cfg.ModelsDir()}
-	tries := []string{cfg.Reranker}
-	if cfg.Reranker == "auto" {
-		tries = []string{"onnxruntime", "hugot"}
-	}
 	var lastErr error
-	for _, backend := range tries {
-		names := []string{cfg.RerankModel}
-		if cfg.RerankModel == "" {
-			names = []string{rerank.DefaultORTModel, rerank.DefaultHugotModel}
-			if backend == "hugot" {
-				names = []string{rerank.DefaultHugotModel, rerank.DefaultORTModel}
-			}
-		}
-		name, dir := "", ""
-		for _, n := range names {
-			if d, err := store.Find(n); err == nil {
-				name, dir = n, d
-				break
-			} else if !errors.Is(err, rerank.ErrNotInstalled) {
-				return none, fmt.Errorf("reranker model %s: %w", n, err)
-			}
-		}
-		if dir == "" {
-			if cfg.RerankModel != "" {
-				return none, fmt.Errorf("rerank-model: %s is not installed: %s", cfg.RerankModel, ModelHint)
-			}
+	for _, backend := range backends(cfg) {
+		name, dir, err := chooseModel(store, cfg.RerankModel, backend)
+		switch {
+		case errors.Is(err, rerank.ErrNotInstalled) && cfg.RerankModel != "":
+			none.notice = fmt.Sprintf("rerank-model %s is not installed, results are in fused order: %s, or unset rerank-model", cfg.RerankModel, ModelHint)
+			return none, nil
+		case errors.Is(err, rerank.ErrNotInstalled):
 			none.notice = "no reranker model installed, results are in fused order: " + ModelHint
+			return none, nil
+		case err != nil:
+			none.notice = unusable(name, err)
 			return none, nil
 		}
 		def := backendDefaults[backend]
@@ -77,13 +69,68 @@ func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 			opt.BatchSize = candidates
 		}
 		r, err := rerank.New(opt)
-		if err == nil {
+		switch {
+		case err == nil:
 			return rerankSetup{r: r, candidates: candidates}, nil
+		case !errors.Is(err, rerank.ErrUnavailable):
+			none.notice = unusable(name, err)
+			return none, nil
+		case cfg.Reranker != "auto":
+			return none, err // the backend asked for cannot run here: a setup to fix
 		}
 		lastErr = err
-		if !errors.Is(err, rerank.ErrUnavailable) || cfg.Reranker != "auto" {
-			return none, err
-		}
 	}
 	return none, lastErr
+}
+
+// RerankModel names the installed model lore reranks with under cfg, ""
+// when it keeps the fused order: what Open would choose, without loading
+// the model.
+func RerankModel(cfg config.Config) string {
+	if cfg.Reranker == "none" {
+		return ""
+	}
+	backend := cfg.Reranker
+	if backend == "auto" {
+		backend = "hugot"
+		if rerank.ORTAvailable(cfg.ONNXRuntimeLib) == nil {
+			backend = "onnxruntime"
+		}
+	}
+	name, _, _ := chooseModel(rerank.Store{Dir: cfg.ModelsDir()}, cfg.RerankModel, backend)
+	return name
+}
+
+// backends are the backends cfg lets lore try, in order.
+func backends(cfg config.Config) []string {
+	if cfg.Reranker == "auto" {
+		return []string{"onnxruntime", "hugot"}
+	}
+	return []string{cfg.Reranker}
+}
+
+// chooseModel is the installed model lore reranks with on backend: the
+// configured one, else the backend's default, else the other default. A
+// model that is there but broken is chosen too (and its error returned), so
+// that the user hears about it; rerank.ErrNotInstalled when there is none.
+func chooseModel(store rerank.Store, configured, backend string) (name, dir string, err error) {
+	names := []string{configured}
+	if configured == "" {
+		names = []string{rerank.DefaultORTModel, rerank.DefaultHugotModel}
+		if backend == "hugot" {
+			names = []string{rerank.DefaultHugotModel, rerank.DefaultORTModel}
+		}
+	}
+	for _, n := range names {
+		dir, err := store.Find(n)
+		if !errors.Is(err, rerank.ErrNotInstalled) {
+			return n, dir, err
+		}
+	}
+	return "", "", rerank.ErrNotInstalled
+}
+
+// unusable is the notice for an installed model that cannot be loaded.
+func unusable(name string, err error) string {
+	return fmt.Sprintf("reranker model %s cannot be loaded, results are in fused order: %s: %s", name, excerpt.FirstLine(err.Error()), modelFix(name))
 }

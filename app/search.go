@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -10,7 +12,6 @@ import (
 	"lore/index"
 	"lore/internal/excerpt"
 	"lore/internal/ollama"
-	"lore/rerank"
 	"lore/websearch"
 )
 
@@ -32,7 +33,7 @@ func (e *Engine) Search(ctx context.Context, query string, k int) (SearchResult,
 	if len(ranking.Passages) > k {
 		ranking.Passages = ranking.Passages[:k]
 	}
-	return SearchResult{Ranking: ranking, Reranker: e.rr.r.Backend(), Total: time.Since(start)}, nil
+	return SearchResult{Ranking: ranking, Reranker: e.Reranker(), Total: time.Since(start)}, nil
 }
 
 // Notices are what the user should hear once per process about how
@@ -108,10 +109,24 @@ func (e *Engine) recentlyDown() bool {
 	return !e.ollamaDown.IsZero() && time.Since(e.ollamaDown) < ollamaRetry
 }
 
-type rerankerAdapter struct{ r rerank.Reranker }
+// rerankerAdapter is the engine's reranker as the agent's. One that fails
+// is not run again in this process: the agent keeps the fused order and
+// says why once; later searches do without it.
+type rerankerAdapter struct{ e *Engine }
 
 func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []string) ([]agent.Scored, error) {
-	rs, err := a.r.Rerank(ctx, query, passages)
+	r := a.e.rr.r
+	rs, err := r.Rerank(ctx, query, passages)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		slog.Warn("rerank failed", "model", r.Model(), "backend", r.Backend(), "err", err)
+		a.e.mu.Lock()
+		a.e.rrFailed = true
+		a.e.mu.Unlock()
+		return nil, fmt.Errorf("reranker model %s: %s: %s", r.Model(), excerpt.FirstLine(err.Error()), modelFix(r.Model()))
+	}
 	out := make([]agent.Scored, len(rs))
 	for i, r := range rs {
 		out[i] = agent.Scored{Index: r.Index, Score: r.Score}

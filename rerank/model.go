@@ -1,9 +1,11 @@
 package rerank
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +80,46 @@ func readJSON(path string, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %s is not valid JSON: %v", ErrBadModel, path, err)
+	}
+	return nil
+}
+
+// modelFix is what to do about a model folder that cannot run.
+const modelFix = "lore runs BERT-style cross-encoders exported to ONNX with one logit per pair (copy the folder again, or export the model anew)"
+
+// Probe loads the model in opt.ModelDir with the backend New would pick and
+// scores one (query, passage) pair as long as the model takes, so that a
+// model that cannot run is refused when it is installed rather than found
+// out by every search. Anything wrong with the model is an ErrBadModel.
+func Probe(ctx context.Context, opt Options) error {
+	if opt.Backend == "none" {
+		opt.Backend = "auto"
+	}
+	// The longest pair the tokenizer allows: a graph with fewer positions
+	// than config.json claims fails only on long passages.
+	opt.BatchSize, opt.MaxTokens = 1, 512
+	info, err := CheckModelDir(opt.ModelDir)
+	if err != nil {
+		return err
+	}
+	onnx := filepath.Join(opt.ModelDir, info.ONNX)
+	r, err := New(opt)
+	if err != nil {
+		if errors.Is(err, ErrBadModel) || errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: %s cannot be loaded: %v: %s", ErrBadModel, onnx, err, modelFix)
+	}
+	defer r.Close()
+	res, err := r.Rerank(ctx, "how do I cancel a context after a timeout?",
+		[]string{strings.Repeat("Call the cancel function to release resources when the timeout expires. ", 100)})
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return fmt.Errorf("%w: %s fails on a test pair: %v: %s", ErrBadModel, onnx, err, modelFix)
+	case len(res) != 1 || math.IsNaN(float64(res[0].Score)) || math.IsInf(float64(res[0].Score), 0):
+		return fmt.Errorf("%w: %s gives no usable score for a test pair (%v): %s", ErrBadModel, onnx, res, modelFix)
 	}
 	return nil
 }

@@ -67,6 +67,10 @@ func loadORT(lib string) error {
 	return ortEnv.err
 }
 
+// ORTAvailable reports why ONNX Runtime cannot run here (nil when it can),
+// loading it from lib or the standard places as New would.
+func ORTAvailable(lib string) error { return loadORT(lib) }
+
 type ortReranker struct {
 	sess   *ort.DynamicAdvancedSession
 	tok    *pairTokenizer
@@ -148,10 +152,9 @@ func (r *ortReranker) run(q tokens, docs []tokens) ([]float32, error) {
 		return nil, errors.New("onnxruntime: the model's output is not float32")
 	}
 	logits := t.GetData()
-	per := len(logits) / len(docs)
-	res := make([]float32, len(docs))
-	for i := range res {
-		res[i] = logits[i*per]
+	if len(logits) != len(docs) {
+		// A classifier with several labels would be read as scores of the wrong thing.
+		return nil, fmt.Errorf("%w: the model gives %d values per pair, not one logit", ErrBadModel, len(logits)/len(docs))
 	}
-	return res, nil
+	return append([]float32(nil), logits...), nil
 }

@@ -100,16 +100,12 @@ func (None) Rerank(_ context.Context, _ string, passages []string) ([]Result, er
 	return out, nil
 }
 
-// score is the part of Rerank the backends share: passages cleaned, query
-// and passages tokenised once, then run on batches of at most batchSize
+// score is the part of Rerank the backends share: query and passages
+// cleaned and tokenised once, then run on batches of at most batchSize
 // pairs (one logit per passage back), best first.
 func score(ctx context.Context, tok *pairTokenizer, query string, passages []string, batchSize int,
 	run func(q tokens, docs []tokens) ([]float32, error)) ([]Result, error) {
-	cleaned := make([]string, len(passages))
-	for i, p := range passages {
-		cleaned[i] = clean(p)
-	}
-	q, docs, err := tok.pairs(query, cleaned)
+	q, docs, err := tok.pairs(query, passages)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +146,10 @@ func batches(ctx context.Context, n, size int, fn func(lo, hi int) error) error 
 	return nil
 }
 
-// clean makes a passage safe to join with the separator token: a literal
-// "[SEP]" inside a document would otherwise split the pair in two.
-func clean(s string) string { return strings.ReplaceAll(s, "[SEP]", "[ SEP ]") }
+// clean makes a text safe to tokenise and to join with the separator
+// token: the tokenizer panics on invalid UTF-8 (a file in a legacy
+// encoding, a cut query), and a literal "[SEP]" inside a document would
+// otherwise split the pair in two.
+func clean(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "[SEP]", "[ SEP ]")
+}

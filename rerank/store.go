@@ -25,11 +25,19 @@ const (
 // ErrNotInstalled means no model of that name is in the store.
 var ErrNotInstalled = errors.New("model not installed")
 
+// ErrBadName marks a model name that cannot be one: a path, "..".
+var ErrBadName = errors.New("bad model name")
+
 var modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
 
 // Store holds installed models, one folder each, under Dir
 // ($XDG_DATA_HOME/lore/models). "org/name" lives in "org__name".
-type Store struct{ Dir string }
+type Store struct {
+	Dir string
+	// Check chooses how an import is tried before it is installed: the
+	// backend and ONNX Runtime library lore would run it with.
+	Check Options
+}
 
 // Installed describes a model in the store.
 type Installed struct {
@@ -41,7 +49,7 @@ type Installed struct {
 
 func checkName(name string) error {
 	if !modelName.MatchString(name) {
-		return fmt.Errorf("%q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", name)
+		return fmt.Errorf("%w: %q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", ErrBadName, name)
 	}
 	return nil
 }
@@ -115,14 +123,12 @@ func describe(name, dir string) (Installed, error) {
 	return m, nil
 }
 
-// Import validates the model directory src and installs a copy as name,
-// atomically: the files are copied and fsynced into a temporary folder in
-// the store, which is then renamed into place. An empty name is taken from
-// config.json's _name_or_path, else the folder's name.
+// Import checks that the model in src runs (Probe, with the backend
+// s.Check chooses) and installs a copy as name, atomically: the files are
+// copied and fsynced into a temporary folder in the store, which is then
+// renamed into place. An empty name is taken from config.json's
+// _name_or_path, else the folder's name.
 func (s Store) Import(ctx context.Context, src, name string) (Installed, error) {
-	if _, err := CheckModelDir(src); err != nil {
-		return Installed{}, err
-	}
 	if name == "" {
 		var cfg struct {
 			Name string `json:"_name_or_path"`
@@ -134,6 +140,13 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 		}
 	}
 	if err := checkName(name); err != nil {
+		return Installed{}, err
+	}
+	// The folder the user named is the one checked, so that messages name
+	// its files; the copy is checked again for its layout below.
+	check := s.Check
+	check.ModelDir, check.ModelName = src, name
+	if err := Probe(ctx, check); err != nil {
 		return Installed{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
@@ -168,6 +181,29 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 	return describe(name, s.Path(name))
 }
 
+// Remove takes model name out of the store, whether it works or not. The
+// folder leaves its name in one rename and is deleted after, so that no
+// search ever sees half a model.
+func (s Store) Remove(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	dir := s.Path(name)
+	if _, err := os.Lstat(dir); err != nil {
+		return fmt.Errorf("%w: %s", ErrNotInstalled, name)
+	}
+	trash, err := os.MkdirTemp(s.Dir, ".rm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(trash)
+	if err := os.Rename(dir, filepath.Join(trash, "model")); err != nil {
+		return err
+	}
+	syncDir(s.Dir)
+	return nil
+}
+
 // replace puts the folder tmp at dst, moving an existing dst aside first
 // so that dst is never half-written.
 func (s Store) replace(tmp, dst string) error {
@@ -187,11 +223,16 @@ func (s Store) replace(tmp, dst string) error {
 	if old != "" {
 		os.RemoveAll(old)
 	}
-	if d, err := os.Open(s.Dir); err == nil {
+	syncDir(s.Dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }
 
 func copyFile(src, dst string) error {

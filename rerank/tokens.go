@@ -36,9 +36,9 @@ func newPairTokenizer(dir string, maxTokens, maxPositions int) (*pairTokenizer, 
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model %s has no tokenizer.json: %w", dir, err)
 	}
-	tk, err := pretrained.FromFile(path)
+	tk, err := loadTokenizer(path)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s is not a tokenizer lore can read: %v", ErrBadModel, path, err)
 	}
 	tk.WithPadding(nil)
 	tk.WithTruncation(nil)
@@ -60,7 +60,26 @@ type tokens struct {
 	offs [][]int
 }
 
-func (p *pairTokenizer) tokenize(s string) (tokens, error) {
+// loadTokenizer reads a tokenizer.json. The library panics on files that
+// are JSON but not what it expects (a model without a vocabulary, a field
+// of the wrong type): that is an error here.
+func loadTokenizer(path string) (tk *tokenizer.Tokenizer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tk, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return pretrained.FromFile(path)
+}
+
+func (p *pairTokenizer) tokenize(s string) (t tokens, err error) {
+	// A tokenizer.json that loaded can still describe a tokenizer that
+	// panics on some text; that text fails to rerank, lore goes on.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tokenize: %v", r)
+		}
+	}()
 	enc, err := p.tk.EncodeSingle(s, false)
 	if err != nil {
 		return tokens{}, fmt.Errorf("tokenize: %w", err)
@@ -83,19 +102,19 @@ func (t tokens) prefix(n int) tokens {
 	return tokens{t.text[:min(end, len(t.text))], t.ids[:n], t.offs[:n]}
 }
 
-// pairs tokenises the query once and each passage once, cut so that
-// [CLS] query [SEP] passage [SEP] fits the budget (the query keeps at most
-// half of it).
+// pairs cleans and tokenises the query once and each passage once, cut so
+// that [CLS] query [SEP] passage [SEP] fits the budget (the query keeps at
+// most half of it).
 func (p *pairTokenizer) pairs(query string, passages []string) (tokens, []tokens, error) {
 	const specials = 3
-	q, err := p.tokenize(query)
+	q, err := p.tokenize(clean(query))
 	if err != nil {
 		return q, nil, err
 	}
 	q = q.prefix(p.maxTokens / 2)
 	out := make([]tokens, len(passages))
 	for i, d := range passages {
-		t, err := p.tokenize(d)
+		t, err := p.tokenize(clean(d))
 		if err != nil {
 			return q, nil, err
 		}

@@ -371,3 +371,14 @@ func TestTabCompletion(t *testing.T) {
 		}
 	}
 }
+
+// /search shows why its results are narrower than asked (a reranker that
+// failed, keyword search only): in the chat too, the user hears it.
+func TestSearchShowsItsNotice(t *testing.T) {
+	h := newHarness(t, 100, 30, "dark")
+	h.send(searchMsg{query: "widget", res: app.SearchResult{Ranking: agent.Ranking{Retrieval: agent.Retrieval{Mode: "hybrid",
+		Notice: "reranking failed, results are in fused order: reranker model org/broken: boom"}}}})
+	if s := h.screen(); !strings.Contains(s, "note: reranking failed, results are in fused order") {
+		t.Fatalf("the notice is not shown:\n%s", s)
+	}
+}

@@ -114,6 +114,9 @@ func (m *Model) addSearch(msg searchMsg) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "search %q (%s, %d ms)", msg.query, msg.res.Mode, msg.res.Total.Milliseconds())
+	if msg.res.Notice != "" {
+		b.WriteString("\nnote: " + msg.res.Notice)
+	}
 	if len(msg.res.Passages) == 0 {
 		b.WriteString("\nno matching passages")
 	}

@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/knights-analytics/hugot"
 	"github.com/spf13/cobra"
 
 	"lore/app"
+	"lore/config"
 	"lore/internal/units"
 	"lore/rerank"
 )
@@ -24,11 +27,12 @@ $XDG_DATA_HOME/lore/models.`,
 		Example: `  lore models list
   lore models pull cross-encoder/ms-marco-MiniLM-L-6-v2
   lore models import /media/usb/ms-marco-MiniLM-L-6-v2 --name cross-encoder/ms-marco-MiniLM-L-6-v2
-  lore models path cross-encoder/ms-marco-MiniLM-L-6-v2`,
+  lore models path cross-encoder/ms-marco-MiniLM-L-6-v2
+  lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
 	}
 	store := func(cmd *cobra.Command) (rerank.Store, error) {
 		cfg, err := loadConfig(cmd, g, streams)
-		return rerank.Store{Dir: cfg.ModelsDir()}, err
+		return rerank.Store{Dir: cfg.ModelsDir(), Check: rerank.Options{Backend: cfg.Reranker, ORTLibrary: cfg.ONNXRuntimeLib}}, err
 	}
 
 	var asJSON bool
@@ -76,6 +80,9 @@ $XDG_DATA_HOME/lore/models.`,
 			}
 			fmt.Fprintf(streams.Err, "downloading %s from Hugging Face…\n", args[0])
 			m, err := s.Pull(cmd.Context(), args[0], hfDownload)
+			if errors.Is(err, rerank.ErrBadModel) {
+				return err // it downloaded, and cannot run
+			}
 			if err != nil {
 				return fmt.Errorf("%w (offline? copy the model folder over and run `lore models import DIR`)", err)
 			}
@@ -88,13 +95,22 @@ $XDG_DATA_HOME/lore/models.`,
 	imp := &cobra.Command{
 		Use:   "import DIR",
 		Short: "Install a model from a folder (for air-gapped machines)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Install a model from a folder (for air-gapped machines). The model is loaded
+and scores one test pair before it is installed: a folder lore cannot run is
+refused (exit 2) and nothing is installed.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := store(cmd)
 			if err != nil {
 				return err
 			}
+			if streams.ErrTTY {
+				fmt.Fprintln(streams.Err, "checking the model with a test pair…")
+			}
 			m, err := s.Import(cmd.Context(), args[0], name)
+			if errors.Is(err, rerank.ErrBadModel) || errors.Is(err, rerank.ErrBadName) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -121,8 +137,57 @@ $XDG_DATA_HOME/lore/models.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(list, pull, imp, path)
+	rm := &cobra.Command{
+		Use:   "rm NAME",
+		Short: "Remove an installed model",
+		Long: `Remove an installed model, broken or not. When it is the model lore reranks
+with, lore says what it uses now: the other default model if one is
+installed, else the fused order.`,
+		Example: `  lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			return runModelsRm(cfg, args[0], streams)
+		},
+	}
+	cmd.AddCommand(list, pull, imp, path, rm)
 	return cmd
+}
+
+func runModelsRm(cfg config.Config, name string, streams *ioStreams) error {
+	s := rerank.Store{Dir: cfg.ModelsDir()}
+	active := app.RerankModel(cfg)
+	err := s.Remove(name)
+	switch {
+	case errors.Is(err, rerank.ErrNotInstalled):
+		var names []string
+		ms, _ := s.List()
+		for _, m := range ms {
+			names = append(names, m.Name)
+		}
+		if len(names) == 0 {
+			return usageError{fmt.Errorf("%s is not installed; no models are installed", name)}
+		}
+		return usageError{fmt.Errorf("%s is not installed; installed: %s", name, strings.Join(names, ", "))}
+	case errors.Is(err, rerank.ErrBadName):
+		return usageError{err}
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(streams.Out, "removed %s\n", name)
+	switch {
+	case name == cfg.RerankModel:
+		fmt.Fprintf(streams.Out, "rerank-model is set to %s, so lore keeps the fused order until you install it again or change rerank-model\n", name)
+	case name != active:
+	case app.RerankModel(cfg) != "":
+		fmt.Fprintf(streams.Out, "lore now reranks with %s\n", app.RerankModel(cfg))
+	default:
+		fmt.Fprintf(streams.Out, "lore now keeps the fused order: %s\n", app.ModelHint)
+	}
+	return nil
 }
 
 // hfDownload fetches a cross-encoder with hugot's Hugging Face downloader.

@@ -23,6 +23,9 @@ type Config struct {
 	FFN    int
 	MaxPos int
 	Seed   int64
+	// Labels is the classification head's width: 0 or 1 for a
+	// cross-encoder's one logit, more to build a classifier lore refuses.
+	Labels int
 }
 
 // Shapes of the models lore uses, and a tiny one for fast tests.
@@ -93,7 +96,8 @@ func crossEncoder(cfg Config) []byte {
 		valueInfo("attention_mask", dtypeInt64, "batch", "sequence"),
 		valueInfo("token_type_ids", dtypeInt64, "batch", "sequence"),
 	}
-	g.outputs = []pb{valueInfo("logits", dtypeFloat, "batch", 1)}
+	labels := int64(max(cfg.Labels, 1))
+	g.outputs = []pb{valueInfo("logits", dtypeFloat, "batch", int(labels))}
 
 	scalar := func(x float32) string { return g.floats("c", nil, []float32{x}) }
 	one, half := scalar(1), scalar(0.5)
@@ -141,7 +145,7 @@ func crossEncoder(cfg Config) []byte {
 
 	cls := g.op("Gather", []string{x, g.ints("cls", nil, 0)}, intAttr("axis", 1))
 	pooled := g.op("Tanh", []string{linear(cls, H, H, std)})
-	logits := linear(pooled, H, 1, 1)
+	logits := linear(pooled, H, labels, 1)
 	g.nodes = append(g.nodes, pb(nil).str(nodeInput, logits).str(nodeOutput, "logits").str(nodeName, "logits").str(nodeOpType, "Identity"))
 	return g.model(cfg.Name)
 }
