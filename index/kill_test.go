@@ -79,7 +79,9 @@ func TestKillAtRandomMoments(t *testing.T) {
 		ix.Close()
 	}
 
-	sum := build(t, dir, testOptions(embedderFor(t, srv.URL, "nomic-embed-text")))
+	// The folder is named again: every kill may have landed before the
+	// first run saved it.
+	sum := build(t, dir, testOptions(embedderFor(t, srv.URL, "nomic-embed-text"), src))
 	t.Logf("final run embedded %d chunks", sum.ChunksEmbedded)
 	if sum.TotalFiles != 300 || sum.TotalChunks != 900 {
 		t.Fatalf("final run: %+v", sum)
