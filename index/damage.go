@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"lore/internal/sqlitex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,12 +38,6 @@ func (e *DamagedError) Is(target error) bool { return target == ErrCorrupt }
 
 func (e *DamagedError) Unwrap() error { return e.Err }
 
-// SQLite's primary result codes for a damaged database.
-const (
-	sqliteCorrupt = 11 // SQLITE_CORRUPT (and SQLITE_CORRUPT_VTAB, _SEQUENCE, _INDEX)
-	sqliteNotADB  = 26 // SQLITE_NOTADB
-)
-
 // errCorruptData is data SQLite reads back fine that lore could never have
 // written (a vector of the wrong size).
 var errCorruptData = errors.New("damaged data")
@@ -57,14 +52,7 @@ func isCorrupt(err error) bool {
 	if errors.Is(err, errCorruptData) {
 		return true
 	}
-	var coded interface{ Code() int }
-	if errors.As(err, &coded) {
-		switch coded.Code() & 0xff { // extended codes keep the primary in the low byte
-		case sqliteCorrupt, sqliteNotADB:
-			return true
-		}
-	}
-	return strings.Contains(err.Error(), "invalid fts5 file format")
+	return sqlitex.Damaged(err) || strings.Contains(err.Error(), "invalid fts5 file format")
 }
 
 // damaged turns a SQLite error that means corruption into a DamagedError
@@ -187,12 +175,12 @@ func checkError(ctx context.Context, name string, err error) error {
 // isTransient reports SQLite errors that say nothing about the file's
 // health: busy, locked, out of memory, interrupted, I/O.
 func isTransient(err error) bool {
-	var coded interface{ Code() int }
-	if !errors.As(err, &coded) {
+	code, ok := sqlitex.Code(err)
+	if !ok {
 		return true // not SQLite's: a context or driver error
 	}
-	switch coded.Code() & 0xff {
-	case 5, 6, 7, 9, 10: // BUSY, LOCKED, NOMEM, INTERRUPT, IOERR
+	switch code {
+	case sqlitex.Busy, sqlitex.Locked, sqlitex.NoMem, sqlitex.Interrupt, sqlitex.IOErr:
 		return true
 	}
 	return false

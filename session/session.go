@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"lore/internal/sqlitex"
 	"time"
 	"unicode/utf8"
 
@@ -89,7 +90,7 @@ func Open(path string) (*Store, error) {
 	}
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
-		if damagedCode(err) {
+		if sqlitex.Damaged(err) {
 			return nil, damaged(path, err)
 		}
 		return nil, fmt.Errorf("open sessions %s: %w", path, err)
@@ -112,16 +113,6 @@ var ErrDamaged = errors.New("the sessions store is damaged")
 
 func damaged(path string, err error) error {
 	return fmt.Errorf("%w: %s (%v): move it aside to start a new one: mv %s %s.damaged", ErrDamaged, path, err, path, path)
-}
-
-// damagedCode reports SQLite's SQLITE_CORRUPT and SQLITE_NOTADB.
-func damagedCode(err error) bool {
-	var se interface{ Code() int }
-	if !errors.As(err, &se) {
-		return false
-	}
-	code := se.Code() & 0xff // extended codes keep the primary in the low byte
-	return code == 11 || code == 26
 }
 
 func (s *Store) Close() error { return s.db.Close() }
