@@ -47,7 +47,8 @@ type Installed struct {
 	SHA256 string `json:"sha256"` // of the .onnx file
 }
 
-func checkName(name string) error {
+// CheckName refuses a name that cannot be a model's: a path, "..".
+func CheckName(name string) error {
 	if !modelName.MatchString(name) {
 		return fmt.Errorf("%w: %q is not a model name like cross-encoder/ms-marco-MiniLM-L-6-v2", ErrBadName, name)
 	}
@@ -61,7 +62,7 @@ func (s Store) Path(name string) string {
 
 // Find returns the directory of an installed, valid model.
 func (s Store) Find(name string) (string, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return "", err
 	}
 	dir := s.Path(name)
@@ -139,7 +140,7 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 			name = filepath.Base(filepath.Clean(src))
 		}
 	}
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return Installed{}, err
 	}
 	// The folder the user named is the one checked, so that messages name
@@ -185,7 +186,7 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 // folder leaves its name in one rename and is deleted after, so that no
 // search ever sees half a model.
 func (s Store) Remove(name string) error {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return err
 	}
 	dir := s.Path(name)
@@ -263,7 +264,7 @@ type Downloader func(ctx context.Context, name, dest string) (string, error)
 // Pull downloads name with dl into the store's temp space, validates it and
 // installs it atomically.
 func (s Store) Pull(ctx context.Context, name string, dl Downloader) (Installed, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return Installed{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {

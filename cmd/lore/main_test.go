@@ -325,6 +325,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{"ask", "--context-file", docs + "/guide.md:5-2", "q"},
 		{"index", "/dev/null"}, {"index", filepath.Join(docs, "no-such-folder")},
 		{"search", ""}, {"search", " \t"}, {"ask", "  "},
+		{"models", "bogus"}, {"sessions", "bogus"}, {"models", "pull", "../x"},
 	} {
 		if r := e.run(false, args...); r.code != exitUsage {
 			t.Errorf("%q: exit %d, want 2: %s", args, r.code, r.stderr)

@@ -78,6 +78,9 @@ $XDG_DATA_HOME/lore/models.`,
 			if err != nil {
 				return err
 			}
+			if err := rerank.CheckName(args[0]); err != nil {
+				return usageError{err}
+			}
 			fmt.Fprintf(streams.Err, "downloading %s from Hugging Face…\n", args[0])
 			m, err := s.Pull(cmd.Context(), args[0], hfDownload)
 			if errors.Is(err, rerank.ErrBadModel) {

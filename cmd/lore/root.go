@@ -186,7 +186,22 @@ the passages that answer your questions, with a local Ollama model.`,
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
 		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams))
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
+			c.RunE = unknownSubcommand
+		}
+	}
 	return root
+}
+
+// unknownSubcommand runs for `lore models` or `lore sessions` alone (help)
+// and with a word that is none of their commands (bad usage, not help and
+// exit 0, which a script would take for success).
+func unknownSubcommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return c.Help()
+	}
+	return usageError{fmt.Errorf("unknown command %q for %q (see `%s --help`)", args[0], c.CommandPath(), c.CommandPath())}
 }
 
 // loadConfig layers defaults, file, environment and the flags of cmd that
