@@ -107,6 +107,21 @@ var corpus = map[string]string{
 	"api/server.go":  "package api\n\n// Serve serves.\nfunc Serve() {}\n\n// Stop stops.\nfunc Stop() {}\n",
 }
 
+// statusOf is `lore index status` of the test index.
+func statusOf(t testing.TB, dir string) Status {
+	t.Helper()
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	st, err := ix.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // ftsCount counts chunks the lexical index finds for a word.
 func ftsCount(t testing.TB, dir, word string) int {
 	t.Helper()
@@ -400,15 +415,7 @@ func TestStatusListsChanges(t *testing.T) {
 	build(t, dir, testOptions(nil, src))
 	writeFiles(t, src, map[string]string{"guide.md": "# Guide\n\nchanged\n", "new.md": "# New\n"})
 	os.Remove(filepath.Join(src, "notes/todo.txt"))
-	ix, err := Open(dir, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	st, err := ix.Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := statusOf(t, dir)
 	got := map[string]string{}
 	for _, c := range st.Changed {
 		got[filepath.Base(c.Path)] = c.Change
@@ -499,15 +506,7 @@ func TestOverlappingSourcesIndexEachFileOnce(t *testing.T) {
 		if n := ftsCount(t, dir, "milk"); n != 1 {
 			t.Fatalf("notes/todo.txt is indexed %d times", n)
 		}
-		ix, err := Open(dir, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ix.Close()
-		st, err := ix.Status(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := statusOf(t, dir)
 		if st.Documents != docs || len(st.Changed) != 0 {
 			t.Fatalf("status: %d documents (want %d), changed %v", st.Documents, docs, st.Changed)
 		}
@@ -558,15 +557,7 @@ func TestSummaryAgreesWithStatus(t *testing.T) {
 	opt.MaxFileSize = 1000
 	for run := 1; run <= 2; run++ {
 		sum := build(t, dir, opt)
-		ix, err := Open(dir, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := ix.Status(context.Background())
-		ix.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := statusOf(t, dir)
 		sortSkipped(sum.FilesSkipped)
 		if fmt.Sprint(sum.FilesSkipped) != fmt.Sprint(st.Skipped) || len(st.Skipped) != 4 {
 			t.Errorf("run %d: summary skipped %v, status skipped %v", run, sum.FilesSkipped, st.Skipped)

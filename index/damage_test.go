@@ -2,8 +2,8 @@ package index
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+	"lore/internal/dbtest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,48 +19,6 @@ func genPath(t testing.TB, dir, name string) string {
 		t.Fatal("no current generation")
 	}
 	return filepath.Join(dir, gen, name)
-}
-
-// tablePages lists the pages (1-based) that hold table or index name, read
-// with SQLite's dbstat table.
-func tablePages(t testing.TB, db string, name string) []int64 {
-	t.Helper()
-	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rows, err := conn.Query(`SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno`, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var pages []int64
-	for rows.Next() {
-		var p int64
-		rows.Scan(&p)
-		pages = append(pages, p)
-	}
-	if len(pages) == 0 {
-		t.Fatalf("no pages for %s", name)
-	}
-	return pages
-}
-
-// smashPages overwrites whole pages of a closed database with junk.
-func smashPages(t testing.TB, db string, pages []int64) {
-	t.Helper()
-	f, err := os.OpenFile(db, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	junk := []byte(strings.Repeat("\xde\xad\xbe\xef", 1024))
-	for _, p := range pages {
-		if _, err := f.WriteAt(junk, (p-1)*4096); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func wantDamaged(t testing.TB, what string, err error) {
@@ -83,7 +41,7 @@ func TestDamagedPagesAreReported(t *testing.T) {
 	age(t, src)
 	build(t, dir, testOptions(nil, src))
 	db := genPath(t, dir, dbFile)
-	smashPages(t, db, tablePages(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
 
 	ix, err := Open(dir, "test")
 	if err != nil {
@@ -110,7 +68,7 @@ func TestNotADatabaseIsReported(t *testing.T) {
 	writeFiles(t, src, corpus)
 	age(t, src)
 	build(t, dir, testOptions(nil, src))
-	smashPages(t, genPath(t, dir, dbFile), []int64{1})
+	dbtest.SmashPages(t, genPath(t, dir, dbFile), []int64{1})
 	_, err := Open(dir, "test")
 	wantDamaged(t, "open", err)
 	_, err = Build(context.Background(), dir, testOptions(nil))
@@ -141,7 +99,7 @@ func TestUncleanRunIsCheckedOnOpen(t *testing.T) {
 	}
 
 	// Damage no page that opening reads: only the check can see it.
-	smashPages(t, db, tablePages(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
 	os.WriteFile(marker, []byte(deadPID), 0o644)
 	_, err = Open(dir, "test")
 	wantDamaged(t, "open after an unclean run", err)
@@ -174,7 +132,7 @@ func TestRebuildDamagedFromRememberedSources(t *testing.T) {
 	for p := int64(1); p <= info.Size()/4096; p++ {
 		all = append(all, p)
 	}
-	smashPages(t, db, all)
+	dbtest.SmashPages(t, db, all)
 
 	opt := testOptions(emb)
 	opt.Rebuild = true

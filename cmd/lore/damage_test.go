@@ -1,14 +1,13 @@
 package main
 
 import (
-	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"lore/index"
+	"lore/internal/dbtest"
 )
 
 // indexFile is a file of the current generation of the env's default index.
@@ -20,56 +19,6 @@ func (e *env) indexFile(name string) string {
 		e.t.Fatal("no index built")
 	}
 	return filepath.Join(dir, gen, name)
-}
-
-// pagesOf lists the database pages (1-based) of a table, from SQLite's dbstat.
-func pagesOf(t testing.TB, db, table string) []int64 {
-	t.Helper()
-	conn, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	rows, err := conn.Query(`SELECT pageno FROM dbstat WHERE name = ?`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var pages []int64
-	for rows.Next() {
-		var p int64
-		rows.Scan(&p)
-		pages = append(pages, p)
-	}
-	return pages
-}
-
-// overwritePages fills pages of a database file with junk.
-func overwritePages(t testing.TB, db string, pages []int64) {
-	t.Helper()
-	f, err := os.OpenFile(db, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range pages {
-		if _, err := f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", 1024)), (p-1)*4096); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// allPages lists every page of a database file.
-func allPages(t testing.TB, db string) []int64 {
-	fi, err := os.Stat(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []int64
-	for p := int64(1); p <= fi.Size()/4096; p++ {
-		pages = append(pages, p)
-	}
-	return pages
 }
 
 // wantDamagedLine checks a command ended with one line saying that the
@@ -94,7 +43,7 @@ func TestDamagedIndexCommands(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	db := e.indexFile("index.db")
-	overwritePages(t, db, pagesOf(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
 
 	r := e.run(false, "index", "--embedder", "none")
 	wantDamagedLine(t, "index", r)
@@ -137,7 +86,7 @@ func TestRebuildOfUnreadableIndexKeepsItsEmbedder(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	db := e.indexFile("index.db")
-	overwritePages(t, db, allPages(t, db))
+	dbtest.SmashPages(t, db, dbtest.AllPages(t, db))
 	wantDamagedLine(t, "search", e.run(false, "search", "install"))
 	r := e.run(false, "index", "--rebuild")
 	if r.code != 0 || !strings.Contains(r.stderr, "2 files indexed") || !strings.Contains(r.stderr, "embedder it was built with: none") {
