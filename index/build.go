@@ -61,6 +61,7 @@ type SkippedFile struct {
 // Summary is what a build did.
 type Summary struct {
 	Index          string        `json:"index"`
+	Embedder       string        `json:"embedder"` // the model it was built with, or "none", as status says
 	FilesIndexed   int           `json:"files_indexed"`
 	FilesUnchanged int           `json:"files_unchanged"`
 	FilesRemoved   int           `json:"files_removed"`
@@ -288,6 +289,7 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if b.opt.Embedder != nil {
 		want = b.opt.Embedder.Model()
 	}
+	b.sum.Embedder = want
 	ver, err := b.st.meta(ctx, "schema_version")
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)

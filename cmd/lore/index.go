@@ -90,12 +90,12 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return enc.Encode(sum)
 	}
 	if !opts.quiet {
-		printSummary(streams.Err, sum, cfg.Embedder == "none")
+		printSummary(streams.Err, sum)
 	}
 	return nil
 }
 
-func printSummary(w io.Writer, s index.Summary, lexical bool) {
+func printSummary(w io.Writer, s index.Summary) {
 	fmt.Fprintf(w, "index %q: %d files indexed, %d unchanged, %d removed, %d skipped; %d chunks written, %d embedded (%.1fs)\n",
 		s.Index, s.FilesIndexed, s.FilesUnchanged, s.FilesRemoved, len(s.FilesSkipped), s.Chunks, s.ChunksEmbedded, s.Seconds)
 	if len(s.FilesSkipped) > 0 {
@@ -115,7 +115,7 @@ func printSummary(w io.Writer, s index.Summary, lexical bool) {
 		fmt.Fprintf(w, "skipped: %s (details: lore index status)\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(w, "now holds %d files, %d chunks", s.TotalFiles, s.TotalChunks)
-	if lexical {
+	if s.Embedder == "none" {
 		fmt.Fprint(w, " (lexical only: no embeddings)")
 	}
 	fmt.Fprintln(w)

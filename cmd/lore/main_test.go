@@ -384,8 +384,8 @@ func TestRefreshUsesTheIndexEmbedder(t *testing.T) {
 	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	if r := e.run(false, "index"); r.code != 0 {
-		t.Fatalf("refresh of a keyword-only index: %d %q", r.code, r.stderr)
+	if r := e.run(false, "index"); r.code != 0 || !strings.Contains(r.stderr, "lexical only") {
+		t.Fatalf("refresh of a keyword-only index (the summary must say what it holds): %d %q", r.code, r.stderr)
 	}
 	if r := e.run(false, "index", docs); r.code != 0 {
 		t.Fatalf("re-index of a keyword-only index: %d %q", r.code, r.stderr)
