@@ -73,12 +73,12 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 	}
 	res, err := o.ix.Search(ctx, query, opt)
 	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil {
-		switch {
-		case e.sawOllamaDown():
-			notice = lexicalWhileDown + ": " + excerpt.FirstLine(err.Error())
-			e.onceThisOutage("lexical")
-		case e.onceThisOutage("lexical"):
+		news := e.sawOllamaDown()
+		if e.onceThisOutage("lexical") {
 			notice = lexicalWhileDown
+			if news { // the first to find it down says why
+				notice += ": " + excerpt.FirstLine(err.Error())
+			}
 		}
 		opt.Embedder = nil
 		res, err = o.ix.Search(ctx, query, opt)
