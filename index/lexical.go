@@ -84,3 +84,24 @@ func ftsMatch(terms []queryTerm) string {
 
 // ftsQuery is the FTS5 query for free text.
 func ftsQuery(text string) string { return ftsMatch(queryTerms(text)) }
+
+// LexicalColumns are the four FTS5 columns lore indexes for a chunk: path,
+// heading breadcrumb, body and squashed identifiers. Exported, with
+// LexicalTerms, so that bench/lexical measures other keyword engines on
+// exactly lore's fields and terms.
+func LexicalColumns(path, heading, text string) [4]string {
+	return [4]string{path, heading, text, identifiers(heading + "\n" + text)}
+}
+
+// LexicalTerms are the terms the lexical stage searches for a query: words
+// matched in any column, and identifiers matched in the idents column only.
+func LexicalTerms(query string) (words, idents []string) {
+	for _, t := range queryTerms(query) {
+		if t.ident {
+			idents = append(idents, t.word)
+		} else {
+			words = append(words, t.word)
+		}
+	}
+	return words, idents
+}

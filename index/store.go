@@ -305,7 +305,8 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 					return err
 				}
 				id, _ := res.LastInsertId()
-				if _, err := insFTS.ExecContext(ctx, id, f.Path, p.Heading, p.Text, identifiers(p.Heading+"\n"+p.Text)); err != nil {
+				cols := LexicalColumns(f.Path, p.Heading, p.Text)
+				if _, err := insFTS.ExecContext(ctx, id, cols[0], cols[1], cols[2], cols[3]); err != nil {
 					return err
 				}
 			}
