@@ -65,6 +65,31 @@ func (ix *Index) Chunks(ctx context.Context) (int, error) {
 	return n, damaged(ix.name, err)
 }
 
+// A File is a document the index holds: Path relative to Source, as in a Hit.
+type File struct {
+	Source string
+	Path   string
+}
+
+// Files lists the documents the index holds (not the skipped ones).
+func (ix *Index) Files(ctx context.Context) ([]File, error) {
+	rows, err := ix.st.db.QueryContext(ctx, `SELECT s.root, d.path FROM documents d JOIN sources s ON s.id = d.source_id WHERE d.status = ? ORDER BY s.id, d.path`, statusIndexed)
+	if err != nil {
+		return nil, damaged(ix.name, err)
+	}
+	defer rows.Close()
+	var out []File
+	for rows.Next() {
+		var f File
+		if err := rows.Scan(&f.Source, &f.Path); err != nil {
+			return nil, damaged(ix.name, err)
+		}
+		f.Source = sourceDir(f.Source, f.Path)
+		out = append(out, f)
+	}
+	return out, damaged(ix.name, rows.Err())
+}
+
 // Close releases the database.
 func (ix *Index) Close() error { return ix.st.Close() }
 

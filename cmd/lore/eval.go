@@ -11,6 +11,7 @@ import (
 
 	"lore/app"
 	"lore/config"
+	"lore/index"
 )
 
 // evalQuestion is one line of a question set (docs/eval.md).
@@ -65,44 +66,38 @@ func runEval(ctx context.Context, cfg config.Config, opts *searchOptions, stream
 	reranker := eng.Reranker()
 	scores := map[string]*evalScore{"all": {}}
 	for _, q := range qs {
-		rank := 0
 		res, err := eng.Search(ctx, q.Question, opts.k)
-		for i, h := range res.Passages {
-			for _, g := range q.Gold {
-				if rank == 0 && h.Path == g.Path && h.Start <= g.Lines[1] && h.End >= g.Lines[0] {
-					rank = i + 1
-				}
-			}
+		var found []evalSpan
+		for _, h := range res.Passages {
+			found = append(found, evalSpan{h.Path, h.Start, h.End})
 		}
+		rank := q.rank(found)
 		for _, key := range []string{"all", q.Kind} {
 			sc := scores[key]
 			if sc == nil {
 				sc = &evalScore{}
 				scores[key] = sc
 			}
-			sc.N++
 			if err != nil {
+				sc.N++
 				sc.Error++
 				continue
 			}
-			if rank == 1 {
-				sc.Hit1++
-			}
-			if rank > 0 {
-				sc.HitK++
-				sc.MRR += 1 / float64(rank)
-			}
+			sc.add(rank)
 		}
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
 	for _, sc := range scores {
-		n := float64(max(sc.N, 1))
-		sc.Hit1, sc.HitK, sc.MRR = sc.Hit1/n, sc.HitK/n, sc.MRR/n
+		sc.average()
+	}
+	base, err := baselineScore(ctx, cfg, qs, opts.k)
+	if err != nil {
+		return err
 	}
 	if opts.json {
-		return json.NewEncoder(streams.Out).Encode(map[string]any{"k": opts.k, "reranker": reranker, "scores": scores})
+		return json.NewEncoder(streams.Out).Encode(map[string]any{"k": opts.k, "reranker": reranker, "scores": scores, "baseline": base})
 	}
 	kinds := make([]string, 0, len(scores))
 	for k := range scores {
@@ -115,5 +110,69 @@ func runEval(ctx context.Context, cfg config.Config, opts *searchOptions, stream
 		sc := scores[k]
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%d\n", k, sc.N, sc.Hit1, sc.HitK, sc.MRR, sc.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(streams.Out, "\nbaseline (BM25 over %d-line windows): hit@1 %.3f  hit@%d %.3f  MRR@%d %.3f\n", baselineWindow, base.Hit1, opts.k, base.HitK, opts.k, base.MRR)
+	return err
+}
+
+// evalSpan is where a result lies: lines start to end of a file.
+type evalSpan struct {
+	path       string
+	start, end int
+}
+
+// rank is the 1-based rank of the first result that is a hit, 0 for none:
+// a result on a gold path whose lines overlap the gold range.
+func (q evalQuestion) rank(found []evalSpan) int {
+	for i, h := range found {
+		for _, g := range q.Gold {
+			if h.path == g.Path && h.start <= g.Lines[1] && h.end >= g.Lines[0] {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+func (sc *evalScore) add(rank int) {
+	sc.N++
+	if rank == 1 {
+		sc.Hit1++
+	}
+	if rank > 0 {
+		sc.HitK++
+		sc.MRR += 1 / float64(rank)
+	}
+}
+
+func (sc *evalScore) average() {
+	n := float64(max(sc.N, 1))
+	sc.Hit1, sc.HitK, sc.MRR = sc.Hit1/n, sc.HitK/n, sc.MRR/n
+}
+
+// baselineScore scores the question set with the naive baseline over the
+// files of the configured index.
+func baselineScore(ctx context.Context, cfg config.Config, qs []evalQuestion, k int) (*evalScore, error) {
+	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	files, err := ix.Files(ctx)
+	ix.Close()
+	if err != nil {
+		return nil, err
+	}
+	bx := newBaseline(files)
+	sc := &evalScore{}
+	for _, q := range qs {
+		var found []evalSpan
+		for _, w := range bx.search(q.Question, k) {
+			found = append(found, evalSpan{w.path, w.start, w.end})
+		}
+		sc.add(q.rank(found))
+	}
+	sc.average()
+	return sc, nil
 }

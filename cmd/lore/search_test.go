@@ -160,13 +160,22 @@ func TestEval(t *testing.T) {
 `), 0o644)
 	r := e.run(false, "search", "--eval", qs, "--json", "-k", "1")
 	var out struct {
-		Scores map[string]evalScore
+		Scores   map[string]evalScore
+		Baseline evalScore
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
 		t.Fatalf("%v %s %s", err, r.stdout, r.stderr)
 	}
 	if all := out.Scores["all"]; all.N != 2 || all.Hit1 != 0.5 || all.MRR != 0.5 || out.Scores["howto"].Hit1 != 1 || out.Scores["lookup"].Hit1 != 0 {
 		t.Fatalf("%+v", out.Scores)
+	}
+	// The baseline runs the same questions over 24-line windows of the same files.
+	if b := out.Baseline; b.N != 2 || b.Hit1 != 0.5 || b.MRR != 0.5 {
+		t.Fatalf("baseline %+v", b)
+	}
+	r = e.run(false, "search", "--eval", qs, "-k", "1")
+	if !strings.Contains(r.stdout, "baseline (BM25 over 24-line windows): hit@1 0.500") {
+		t.Fatalf("no baseline line:\n%s", r.stdout)
 	}
 }
 

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
+
+	"lore/index"
+)
+
+// The baseline that `lore search --eval` prints beside lore's own scores:
+// plain BM25 (k1 1.2, b 0.75) over fixed 24-line windows of every file the
+// index holds, words split at anything not a letter or digit and
+// lowercased. No headings, no stemming, no stopwords: what a few lines of
+// code would do. lore's ranking must beat it to earn its complexity.
+
+const (
+	baselineWindow = 24
+	baselineK1     = 1.2
+	baselineB      = 0.75
+)
+
+// baselineWindowRef is one window: lines [start, end] (1-based) of a file.
+type baselineWindowRef struct {
+	path       string
+	start, end int
+}
+
+type baselinePosting struct{ doc, tf int32 }
+
+type baselineIndex struct {
+	windows  []baselineWindowRef
+	lens     []int32
+	postings map[string][]baselinePosting
+	avgLen   float64
+}
+
+func baselineTokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// newBaseline reads the files from disk; one that cannot be read is left out.
+func newBaseline(files []index.File) *baselineIndex {
+	bx := &baselineIndex{postings: map[string][]baselinePosting{}}
+	total := 0
+	tf := map[string]int32{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(f.Source, filepath.FromSlash(f.Path)))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i := 0; i < len(lines); i += baselineWindow {
+			j := min(i+baselineWindow, len(lines))
+			doc := int32(len(bx.windows))
+			clear(tf)
+			n := 0
+			for _, w := range baselineTokens(strings.Join(lines[i:j], "\n")) {
+				tf[w]++
+				n++
+			}
+			for w, c := range tf {
+				bx.postings[w] = append(bx.postings[w], baselinePosting{doc, c})
+			}
+			total += n
+			bx.windows = append(bx.windows, baselineWindowRef{f.Path, i + 1, j})
+			bx.lens = append(bx.lens, int32(n))
+		}
+	}
+	if len(bx.windows) > 0 {
+		bx.avgLen = float64(total) / float64(len(bx.windows))
+	}
+	return bx
+}
+
+// search returns the best k windows for a query, ties in file order.
+func (bx *baselineIndex) search(query string, k int) []baselineWindowRef {
+	n := float64(len(bx.windows))
+	scores := map[int32]float64{}
+	seen := map[string]bool{}
+	for _, w := range baselineTokens(query) {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		ps := bx.postings[w]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			tf := float64(p.tf)
+			norm := baselineK1 * (1 - baselineB + baselineB*float64(bx.lens[p.doc])/bx.avgLen)
+			scores[p.doc] += idf * tf * (baselineK1 + 1) / (tf + norm)
+		}
+	}
+	docs := make([]int32, 0, len(scores))
+	for d := range scores {
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(a, b int) bool {
+		if sa, sb := scores[docs[a]], scores[docs[b]]; sa != sb {
+			return sa > sb
+		}
+		return docs[a] < docs[b]
+	})
+	out := make([]baselineWindowRef, 0, k)
+	for _, d := range docs[:min(k, len(docs))] {
+		out = append(out, bx.windows[d])
+	}
+	return out
+}
