@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -62,17 +61,6 @@ func genCorpus(tb testing.TB, dir string, files, sections int) {
 	}
 }
 
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			n += fi.Size()
-		}
-		return nil
-	})
-	return n
-}
-
 // BenchmarkIndex100k indexes 100k chunks with 768-dimensional vectors from
 // a fixed-cost embedder: everything lore does except run a model.
 func BenchmarkIndex100k(b *testing.B) {
@@ -89,7 +77,7 @@ func BenchmarkIndex100k(b *testing.B) {
 		}
 		b.ReportMetric(float64(sum.Chunks), "chunks")
 		b.ReportMetric(float64(sum.Chunks)/time.Since(start).Seconds(), "chunks/s")
-		b.ReportMetric(float64(dirSize(dir))/(1<<20), "MiB-on-disk")
+		b.ReportMetric(float64(benchdata.DirSize(dir))/(1<<20), "MiB-on-disk")
 		b.ReportMetric(benchdata.PeakRSSMiB(), "peak-RSS-MiB")
 	}
 }
@@ -122,7 +110,7 @@ func BenchmarkIndexLexical100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(sum.Chunks)/time.Since(start).Seconds(), "chunks/s")
-		b.ReportMetric(float64(dirSize(dir))/(1<<20), "MiB-on-disk")
+		b.ReportMetric(float64(benchdata.DirSize(dir))/(1<<20), "MiB-on-disk")
 	}
 }
 

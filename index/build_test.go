@@ -579,18 +579,14 @@ func TestSingleFileSource(t *testing.T) {
 	build(t, dir, testOptions(nil, file))
 	writeFiles(t, src, map[string]string{"a.md": "# Title\n\nhello world, again\n"})
 
+	if st := statusOf(t, dir); len(st.Changed) != 1 || st.Changed[0].Path != file {
+		t.Errorf("status names %v, want %s modified", st.Changed, file)
+	}
 	ix, err := Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	st, err := ix.Status(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Changed) != 1 || st.Changed[0].Path != file {
-		t.Errorf("status names %v, want %s modified", st.Changed, file)
-	}
 	res, err := ix.Search(context.Background(), "hello", SearchOptions{Limit: 3})
 	if err != nil || len(res.Hits) != 1 {
 		t.Fatalf("search: %v %+v", err, res)

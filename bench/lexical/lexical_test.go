@@ -108,7 +108,7 @@ func compare(b *testing.B, files int) {
 		b.Fatal(err)
 	}
 	bleveBuild := time.Since(start)
-	bleveBytes := dirSize(blevePath)
+	bleveBytes := benchdata.DirSize(blevePath)
 	nChunks := len(chunks)
 	chunks = nil
 
@@ -343,15 +343,4 @@ func fileSize(p string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			n += fi.Size()
-		}
-		return nil
-	})
-	return n
 }

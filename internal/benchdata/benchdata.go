@@ -172,3 +172,16 @@ func PeakRSSMiB() float64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return float64(ru.Maxrss) / 1024
 }
+
+// DirSize is the bytes of the files under dir, for benchmarks that report
+// an index's size on disk.
+func DirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
