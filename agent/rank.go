@@ -32,8 +32,8 @@ func RerankText(p Passage) string { return p.Heading + "\n" + p.Text }
 // Rank retrieves n candidates for query and reorders them with rr (nil, or
 // an rr that fails, keeps the fused order). It is lore's one
 // retrieve-then-rerank path: every turn, `lore search` and `lore search
-// --eval` call it, so what eval measures is what ask does. stage, when not nil, wraps each step (the
-// agent times them as events).
+// --eval` call it, so what eval measures is what ask does. stage, when not
+// nil, wraps each step (the agent times them as events).
 func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, stage func(Stage, func() error) error) (Ranking, error) {
 	if stage == nil {
 		stage = func(_ Stage, fn func() error) error { return fn() }
