@@ -127,12 +127,7 @@ func TestRebuildDamagedFromRememberedSources(t *testing.T) {
 		t.Fatalf("sources.json: %+v, %v", r, err)
 	}
 	db := genPath(t, dir, dbFile)
-	info, _ := os.Stat(db)
-	var all []int64
-	for p := int64(1); p <= info.Size()/4096; p++ {
-		all = append(all, p)
-	}
-	dbtest.SmashPages(t, db, all)
+	dbtest.SmashPages(t, db, dbtest.AllPages(t, db))
 
 	opt := testOptions(emb)
 	opt.Rebuild = true
