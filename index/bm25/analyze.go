@@ -1,0 +1,192 @@
+// Package bm25 is lore's keyword search: the one analyser that turns both
+// chunks and queries into terms, BM25 impacts quantised to a byte, the
+// encoding of posting lists, and MaxScore top-k over them. It knows nothing
+// of SQLite: package index stores the lists and feeds them back.
+package bm25
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// IdentPrefix marks the terms of squashed compound identifiers
+// (exec.LookPath → execlookpath): they live in postings of their own, so a
+// query naming the identifier matches it exactly and outranks its loose
+// parts.
+const IdentPrefix = "\x01"
+
+// MaxQueryTerms bounds the work of one query: the first terms of a pasted
+// page are as good as any.
+const MaxQueryTerms = 64
+
+// stopwords are neither indexed nor searched: they match everywhere and
+// only add noise to an OR query.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be by can do does for from how i if in into is it its
+		of on or so that the their then there these this to was what when where which while who why will
+		with you your my me we our should would could use using used get make between about after before`) {
+		stopwords[w] = true
+	}
+}
+
+// Words calls emit with every term of text, in order: runs of letters and
+// digits, lowercased, diacritics removed, stopwords and one-letter words
+// dropped, Porter-stemmed. Chunks and queries both go through it, so what
+// the index holds and what a query asks for cannot drift apart.
+func Words(text string, emit func(term string)) {
+	start := -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			word(text[start:i], emit)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		word(text[start:], emit)
+	}
+}
+
+func word(w string, emit func(string)) {
+	w = fold(w)
+	if len(w) < 2 || stopwords[w] {
+		return
+	}
+	if len(w) > 64 { // base64, hashes: keep them matchable, don't stem them
+		emit(w)
+		return
+	}
+	emit(stem(w))
+}
+
+// fold lowercases w and strips its diacritics (café → cafe), as FTS5's
+// remove_diacritics did; ASCII, nearly every word, takes the short way.
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(w)
+	}
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	if s, _, err := transform.String(t, w); err == nil {
+		w = s
+	}
+	return strings.ToLower(w)
+}
+
+func stem(w string) string {
+	if len(w) < 3 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= utf8.RuneSelf || c >= '0' && c <= '9' {
+			return w // the stemmer knows English words only
+		}
+	}
+	return string(porter.StemWithoutLowerCasing([]rune(w)))
+}
+
+// Query is the terms to search for a question: its words, then its
+// squashed identifiers, each once, at most MaxQueryTerms.
+func Query(text string) []string {
+	var terms []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] && len(terms) < MaxQueryTerms {
+			seen[t] = true
+			terms = append(terms, t)
+		}
+	}
+	Words(text, add)
+	Identifiers(text, func(id string) { add(IdentPrefix + id) })
+	return terms
+}
+
+// Identifiers calls emit with the compound identifiers of a text
+// (OLLAMA_HOST, exec.LookPath, --keep-alive, net/http) squashed into single
+// lowercase words, each once. A hand-written scanner: the equivalent
+// regexp was a third of index time.
+func Identifiers(text string, emit func(string)) {
+	seen := map[string]bool{}
+	for i := 0; i < len(text); {
+		start := i
+		flag := false
+		if strings.HasPrefix(text[i:], "--") && i+2 < len(text) && isAlpha(text[i+2]) && (i == 0 || !isWord(text[i-1])) {
+			flag = true
+			i += 2
+		} else if !isWord(text[i]) || (i > 0 && isWord(text[i-1])) {
+			i++
+			continue
+		}
+		compound := false
+		for i < len(text) {
+			if isWord(text[i]) {
+				if text[i] == '_' && i > start {
+					compound = true
+				}
+				i++
+				continue
+			}
+			n := separatorLen(text[i:])
+			if n > 0 && i+n < len(text) && isWord(text[i+n]) {
+				compound = true
+				i += n
+				continue
+			}
+			break
+		}
+		if compound || flag {
+			if w := squash(text[start:i]); len(w) > 2 && !seen[w] {
+				seen[w] = true
+				emit(w)
+			}
+		}
+		if i == start {
+			i++
+		}
+	}
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isWord(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '_' }
+
+// separatorLen is the length of an identifier separator at the start of s.
+func separatorLen(s string) int {
+	switch {
+	case strings.HasPrefix(s, "::"), strings.HasPrefix(s, "->"):
+		return 2
+	case s[0] == '.' || s[0] == '/' || s[0] == '-':
+		return 1
+	}
+	return 0
+}
+
+// squash lowercases s and keeps only letters and digits.
+func squash(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
