@@ -297,8 +297,13 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if ver == "" {
 		return b.st.setMeta(ctx, "schema_version", schemaVersion, "embedder", want, "created_at", strconv.FormatInt(time.Now().Unix(), 10), "chunker", b.sig)
 	}
-	if ver != schemaVersion {
-		return fmt.Errorf("index %q has format %s, this lore writes %s: run `lore index --rebuild`", b.opt.Name, ver, schemaVersion)
+	if ver == "1" && !b.opt.Rebuild {
+		b.notice("upgrading the index to this lore's format (once; its vectors are kept)")
+		if err := migrateV1(ctx, b.st); err != nil {
+			return err
+		}
+	} else if ver != schemaVersion {
+		return formatError(b.opt.Name, ver)
 	}
 	have, _ := b.st.meta(ctx, "embedder")
 	if have != want {
@@ -607,6 +612,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip("failed to load: " + err.Error())
 	}
 	up.Pieces = res.pieces
+	up.analyze()
 	r := result{root: j.src.Root, up: up}
 	if res.repaired {
 		r.warn = j.e.Rel + ": invalid UTF-8 replaced with U+FFFD"

@@ -122,19 +122,19 @@ func statusOf(t testing.TB, dir string) Status {
 	return st
 }
 
-// ftsCount counts chunks the lexical index finds for a word.
-func ftsCount(t testing.TB, dir, word string) int {
+// lexicalCount counts chunks the lexical index finds for a word.
+func lexicalCount(t testing.TB, dir, word string) int {
 	t.Helper()
 	ix, err := Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	var n int
-	if err := ix.st.db.QueryRow(`SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?`, word).Scan(&n); err != nil {
+	ids, err := ix.lexicalIDs(context.Background(), word, 1<<20)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return len(ids)
 }
 
 func TestIncrementalBuild(t *testing.T) {
@@ -148,7 +148,7 @@ func TestIncrementalBuild(t *testing.T) {
 		t.Fatalf("first build: %+v", sum)
 	}
 	firstChunks := sum.Chunks
-	if ftsCount(t, dir, "milk") != 1 || ftsCount(t, dir, "ollamahost") != 1 {
+	if lexicalCount(t, dir, "milk") != 1 || lexicalCount(t, dir, "ollamahost") != 1 {
 		t.Fatal("lexical index does not find the words and identifiers indexed")
 	}
 
@@ -170,7 +170,7 @@ func TestIncrementalBuild(t *testing.T) {
 		if sum.FilesIndexed != 1 || sum.FilesUnchanged != 2 || sum.ChunksEmbedded != 1 {
 			t.Fatalf("after editing one section: %+v", sum)
 		}
-		if ftsCount(t, dir, "ollamahost") != 0 || ftsCount(t, dir, "loreindex") != 1 {
+		if lexicalCount(t, dir, "ollamahost") != 0 || lexicalCount(t, dir, "loreindex") != 1 {
 			t.Fatal("lexical index still holds the old text or misses the new")
 		}
 	})
@@ -190,7 +190,7 @@ func TestIncrementalBuild(t *testing.T) {
 		if sum.FilesIndexed != 1 || sum.FilesRemoved != 1 || sum.ChunksEmbedded != 0 {
 			t.Fatalf("rename: %+v", sum)
 		}
-		if ftsCount(t, dir, "milk") != 1 {
+		if lexicalCount(t, dir, "milk") != 1 {
 			t.Fatal("renamed file's text is not found exactly once")
 		}
 	})
@@ -201,7 +201,7 @@ func TestIncrementalBuild(t *testing.T) {
 		if sum.FilesRemoved != 1 || sum.TotalFiles != 2 {
 			t.Fatalf("delete: %+v", sum)
 		}
-		if ftsCount(t, dir, "milk") != 0 {
+		if lexicalCount(t, dir, "milk") != 0 {
 			t.Fatal("deleted file still in the lexical index")
 		}
 		ix, _ := Open(dir, "test")
@@ -386,7 +386,7 @@ func TestSkipsAndIgnores(t *testing.T) {
 	if len(sum.Warnings) == 0 || !strings.Contains(strings.Join(sum.Warnings, "\n"), "latin1.txt: invalid UTF-8") {
 		t.Errorf("no warning for the invalid UTF-8: %v", sum.Warnings)
 	}
-	if ftsCount(t, dir, "caf") != 1 || ftsCount(t, dir, "hidden") != 0 || ftsCount(t, dir, "found") != 1 {
+	if lexicalCount(t, dir, "caf") != 1 || lexicalCount(t, dir, "hidden") != 0 || lexicalCount(t, dir, "found") != 1 {
 		t.Error("lexical index does not match what was indexed")
 	}
 	// Raising the limit picks the large file up; nothing else changes.
@@ -477,7 +477,7 @@ func TestTwoSourcesWithTheSamePaths(t *testing.T) {
 	if sum := build(t, dir, testOptions(nil)); sum.FilesUnchanged != 2 || sum.FilesIndexed != 0 {
 		t.Fatalf("%+v", sum)
 	}
-	if ftsCount(t, dir, "apples") != 1 || ftsCount(t, dir, "pears") != 1 {
+	if lexicalCount(t, dir, "apples") != 1 || lexicalCount(t, dir, "pears") != 1 {
 		t.Fatal("a source's file shadows the other's")
 	}
 	// Indexing one source by name leaves the other alone.
@@ -485,7 +485,7 @@ func TestTwoSourcesWithTheSamePaths(t *testing.T) {
 	if sum := build(t, dir, testOptions(nil, a)); sum.FilesIndexed != 0 || sum.FilesRemoved != 0 {
 		t.Fatalf("%+v", sum)
 	}
-	if ftsCount(t, dir, "pears") != 1 {
+	if lexicalCount(t, dir, "pears") != 1 {
 		t.Fatal("the other source was refreshed")
 	}
 }
@@ -503,7 +503,7 @@ func TestOverlappingSourcesIndexEachFileOnce(t *testing.T) {
 	}
 	once := func(t *testing.T, dir string, docs int) {
 		t.Helper()
-		if n := ftsCount(t, dir, "milk"); n != 1 {
+		if n := lexicalCount(t, dir, "milk"); n != 1 {
 			t.Fatalf("notes/todo.txt is indexed %d times", n)
 		}
 		st := statusOf(t, dir)
@@ -631,7 +631,7 @@ func TestLoreignoreExampleOfTheDocs(t *testing.T) {
 	})
 	build(t, dir, testOptions(nil, src))
 	for word, want := range map[string]int{"one": 0, "two": 1, "three": 1, "four": 0} {
-		if n := ftsCount(t, dir, word); n != want {
+		if n := lexicalCount(t, dir, word); n != want {
 			t.Errorf("%q found %d times, want %d", word, n, want)
 		}
 	}

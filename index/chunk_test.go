@@ -282,15 +282,6 @@ func TestCodeChunksPackSmallDeclarations(t *testing.T) {
 	}
 }
 
-func TestIdentifiers(t *testing.T) {
-	got := identifiers("Set OLLAMA_HOST, call exec.LookPath or pass --keep-alive; see net/http and snake_case.")
-	for _, w := range []string{"ollamahost", "execlookpath", "keepalive", "nethttp", "snakecase"} {
-		if !strings.Contains(" "+got+" ", " "+w+" ") {
-			t.Errorf("identifiers missing %q: %q", w, got)
-		}
-	}
-}
-
 func dump(ps []piece) string {
 	var b strings.Builder
 	for _, p := range ps {

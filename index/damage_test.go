@@ -41,7 +41,7 @@ func TestDamagedPagesAreReported(t *testing.T) {
 	age(t, src)
 	build(t, dir, testOptions(nil, src))
 	db := genPath(t, dir, dbFile)
-	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "lex_postings"))
 
 	ix, err := Open(dir, "test")
 	if err != nil {
@@ -99,7 +99,7 @@ func TestUncleanRunIsCheckedOnOpen(t *testing.T) {
 	}
 
 	// Damage no page that opening reads: only the check can see it.
-	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "lex_postings"))
 	os.WriteFile(marker, []byte(deadPID), 0o644)
 	_, err = Open(dir, "test")
 	wantDamaged(t, "open after an unclean run", err)

@@ -20,6 +20,7 @@ type Index struct {
 	gen  string
 	st   *store
 	graphState
+	lexicalState
 }
 
 // Open opens the index in dir for reading. A damaged database is
@@ -41,6 +42,10 @@ func Open(dir, name string) (*Index, error) {
 			return nil, err
 		}
 		clearStaleWriter(genDir, mark)
+	}
+	if err := checkFormat(context.Background(), st, name); err != nil {
+		st.Close()
+		return nil, damaged(name, err)
 	}
 	return &Index{name: name, dir: dir, gen: gen, st: st}, nil
 }

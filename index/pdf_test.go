@@ -48,7 +48,7 @@ func TestPDF(t *testing.T) {
 		}
 		return
 	}
-	if sum.FilesIndexed != 2 || ftsCount(t, dir, "zeppelin") != 1 {
+	if sum.FilesIndexed != 2 || lexicalCount(t, dir, "zeppelin") != 1 {
 		t.Fatalf("PDF text not indexed: %+v", sum)
 	}
 }

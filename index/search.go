@@ -191,34 +191,6 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	return res, nil
 }
 
-// lexicalIDs returns chunk ids by BM25, best first.
-func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, error) {
-	q := ftsQuery(query)
-	if q == "" {
-		return nil, nil
-	}
-	rows, err := ix.st.db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, `+bm25Weights+`) LIMIT ?`, q, k)
-	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
-}
-
-// bm25Weights weighs the FTS columns path, heading, body, idents. Equal
-// weights measured best on the dev set (hit@5 0.64, MRR 0.43, against 0.58
-// and 0.38 with headings and identifiers doubled): code breadcrumbs are
-// long lists of declarations, and doubling them over-rewards a name match.
-const bm25Weights = "1.0, 1.0, 1.0, 1.0"
-
 // chunksForVectors maps vector ids to the chunks that share them.
 func (ix *Index) chunksForVectors(ctx context.Context, vecIDs []int64) (map[int64][]int64, error) {
 	out := map[int64][]int64{}

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"lore/index/bm25"
 )
 
-// schemaVersion changes when the tables change; an index with another
-// version is rebuilt, not migrated (it is a cache of the sources).
-const schemaVersion = "1"
+// schemaVersion changes when the tables change. `lore index` upgrades an
+// index of format 1 in place (see migrateV1); anything else is rebuilt.
+const schemaVersion = "2"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,8 +45,15 @@ CREATE TABLE IF NOT EXISTS vectors(
 	hash TEXT NOT NULL UNIQUE,
 	vec BLOB NOT NULL
 );
+` + chunksTable + `
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+`
+
+// chunksTable is apart for migrateV1, which rebuilds the table.
+const chunksTable = `
 CREATE TABLE IF NOT EXISTS chunks(
-	id INTEGER PRIMARY KEY,
+	id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: a segment of the keyword index may name a removed id
 	doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
 	ord INTEGER NOT NULL,
 	start_line INTEGER NOT NULL,
@@ -52,14 +61,8 @@ CREATE TABLE IF NOT EXISTS chunks(
 	heading TEXT NOT NULL,
 	kind TEXT NOT NULL,
 	text TEXT NOT NULL,
-	hash TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
-CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-	path, heading, body, idents,
-	content='', contentless_delete=1,
-	tokenize='porter unicode61 remove_diacritics 2'
+	hash TEXT NOT NULL,
+	lex_len INTEGER NOT NULL DEFAULT 0 -- its length in terms, for BM25
 );
 `
 
@@ -69,8 +72,8 @@ const (
 	statusSkipped = "skipped"
 )
 
-// store is the SQLite side of an index: documents, chunks, the FTS5 table
-// and the vectors. One writer at a time (the index lock sees to that);
+// store is the SQLite side of an index: documents, chunks, the keyword
+// index and the vectors. One writer at a time (the index lock sees to that);
 // any number of readers, thanks to WAL.
 type store struct {
 	db *sql.DB
@@ -83,7 +86,7 @@ func openStore(path string) (*store, error) {
 		return nil, fmt.Errorf("open index database: %w", err)
 	}
 	db.SetMaxOpenConns(4)
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(schema + lexicalSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open index database %s: %w", path, err)
 	}
@@ -252,10 +255,12 @@ type fileUpdate struct {
 	Reason   string
 	Chunker  string
 	Pieces   []piece
+	Lex      []bm25.Doc // Pieces analysed for the keyword index, when done already
 }
 
 // writeFiles replaces the chunks of each file. Readers see a file either
-// before or after, never half-written.
+// before or after, never half-written, and the keyword index always agrees
+// with the chunks: both change in one transaction.
 func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 	now := time.Now().UnixNano()
 	return s.tx(ctx, func(tx *sql.Tx) error {
@@ -268,65 +273,76 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 			return err
 		}
 		defer upsert.Close()
-		delFTS, err := tx.PrepareContext(ctx, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`)
-		if err != nil {
-			return err
-		}
-		defer delFTS.Close()
 		delChunks, err := tx.PrepareContext(ctx, `DELETE FROM chunks WHERE doc_id = ?`)
 		if err != nil {
 			return err
 		}
 		defer delChunks.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(doc_id, ord, start_line, end_line, heading, kind, text, hash) VALUES(?, ?, ?, ?, ?, ?, ?, ?)`)
+		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(doc_id, ord, start_line, end_line, heading, kind, text, hash, lex_len) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer insChunk.Close()
-		insFTS, err := tx.PrepareContext(ctx, `INSERT INTO chunks_fts(rowid, path, heading, body, idents) VALUES(?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insFTS.Close()
+		lex := &lexWriter{tx: tx}
 		for _, f := range files {
 			var docID int64
 			if err := upsert.QueryRowContext(ctx, f.SourceID, f.Path, f.Size, f.MTimeNS, f.Hash, f.Status, f.Reason, f.Chunker, now).Scan(&docID); err != nil {
 				return fmt.Errorf("write %s: %w", f.Path, err)
 			}
-			if _, err := delFTS.ExecContext(ctx, docID); err != nil {
+			if err := lex.drop(ctx, docID); err != nil {
 				return err
 			}
 			if _, err := delChunks.ExecContext(ctx, docID); err != nil {
 				return err
 			}
 			for i, p := range f.Pieces {
-				res, err := insChunk.ExecContext(ctx, docID, i, p.Start, p.End, p.Heading, p.Kind, p.Text, pieceHash(p))
+				d := f.lexDoc(i)
+				res, err := insChunk.ExecContext(ctx, docID, i, p.Start, p.End, p.Heading, p.Kind, p.Text, pieceHash(p), d.Len)
 				if err != nil {
 					return err
 				}
-				id, _ := res.LastInsertId()
-				cols := LexicalColumns(f.Path, p.Heading, p.Text)
-				if _, err := insFTS.ExecContext(ctx, id, cols[0], cols[1], cols[2], cols[3]); err != nil {
+				id, err := res.LastInsertId()
+				if err != nil {
 					return err
 				}
+				lex.add(id, d)
 			}
 		}
-		return nil
+		return lex.commit(ctx)
 	})
 }
 
-// removeDocuments deletes documents with their chunks and FTS rows.
+// lexDoc is piece i analysed for the keyword index: by the loader that
+// chunked it when it could (on a worker, beside the others), else here.
+func (f *fileUpdate) lexDoc(i int) bm25.Doc {
+	if i < len(f.Lex) {
+		return f.Lex[i]
+	}
+	p := f.Pieces[i]
+	return bm25.Analyze(bm25.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
+}
+
+// analyze fills f.Lex.
+func (f *fileUpdate) analyze() {
+	f.Lex = make([]bm25.Doc, len(f.Pieces))
+	for i, p := range f.Pieces {
+		f.Lex[i] = bm25.Analyze(bm25.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
+	}
+}
+
+// removeDocuments deletes documents with their chunks.
 func (s *store) removeDocuments(ctx context.Context, ids []int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		lex := &lexWriter{tx: tx}
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`, id); err != nil {
+			if err := lex.drop(ctx, id); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = ?`, id); err != nil {
 				return err
 			}
 		}
-		return nil
+		return lex.commit(ctx)
 	})
 }
 
@@ -355,80 +371,6 @@ func decodeVector(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
-}
-
-// identifiers lists the compound identifiers of a text (OLLAMA_HOST,
-// exec.LookPath, --keep-alive, net/http) squashed into single lowercase
-// words. The tokenizer splits these at punctuation; the squashed copy lets a
-// query for the identifier match it exactly and outrank the loose parts.
-// A hand-written scanner: the equivalent regexp was a third of index time.
-func identifiers(text string) string {
-	seen := map[string]bool{}
-	var out []string
-	for i := 0; i < len(text); {
-		start := i
-		flag := false
-		if strings.HasPrefix(text[i:], "--") && i+2 < len(text) && isAlpha(text[i+2]) && (i == 0 || !isWord(text[i-1])) {
-			flag = true
-			i += 2
-		} else if !isWord(text[i]) || (i > 0 && isWord(text[i-1])) {
-			i++
-			continue
-		}
-		compound := false
-		for i < len(text) {
-			if isWord(text[i]) {
-				if text[i] == '_' && i > start {
-					compound = true
-				}
-				i++
-				continue
-			}
-			n := separatorLen(text[i:])
-			if n > 0 && i+n < len(text) && isWord(text[i+n]) {
-				compound = true
-				i += n
-				continue
-			}
-			break
-		}
-		if compound || flag {
-			if w := squash(text[start:i]); len(w) > 2 && !seen[w] {
-				seen[w] = true
-				out = append(out, w)
-			}
-		}
-		if i == start {
-			i++
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-func isWord(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '_' }
-
-// separatorLen is the length of an identifier separator at the start of s.
-func separatorLen(s string) int {
-	switch {
-	case strings.HasPrefix(s, "::"), strings.HasPrefix(s, "->"):
-		return 2
-	case s[0] == '.' || s[0] == '/' || s[0] == '-':
-		return 1
-	}
-	return 0
-}
-
-// squash lowercases s and keeps only letters and digits.
-func squash(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // touchFiles refreshes the stat info of documents whose content did not change.

@@ -210,7 +210,7 @@ func quickCheckFails(t testing.TB, db string) bool {
 // pagesCheckFails is quick_check of each ordinary table's b-tree, without
 // FTS5's own check of its records: what a refresh checks before it writes.
 func pagesCheckFails(t testing.TB, db string) bool {
-	for _, table := range []string{"meta", "sources", "documents", "vectors", "chunks", "chunks_fts_data", "chunks_fts_idx", "chunks_fts_docsize", "chunks_fts_config"} {
+	for _, table := range []string{"meta", "sources", "documents", "vectors", "chunks", "lex_segments", "lex_postings", "lex_deleted", "lex_stats"} {
 		if checkFails(t, db, `PRAGMA quick_check(`+table+`)`) {
 			return true
 		}

@@ -43,7 +43,7 @@ func TestDamagedIndexCommands(t *testing.T) {
 		t.Fatal(r.stderr)
 	}
 	db := e.indexFile("index.db")
-	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "chunks_fts_data"))
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "lex_postings"))
 
 	r := e.run(false, "index", "--embedder", "none")
 	wantDamagedLine(t, "index", r)

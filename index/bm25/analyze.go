@@ -105,7 +105,9 @@ func stem(w string) string {
 }
 
 // Query is the terms to search for a question: its words, then its
-// squashed identifiers, each once, at most MaxQueryTerms.
+// squashed identifiers, each once, at most MaxQueryTerms. A plain word
+// also asks for the identifier it may squash (keepalive finds
+// --keep-alive).
 func Query(text string) []string {
 	var terms []string
 	seen := map[string]bool{}
@@ -117,6 +119,11 @@ func Query(text string) []string {
 	}
 	Words(text, add)
 	Identifiers(text, func(id string) { add(IdentPrefix + id) })
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) > 2 && !stopwords[w] {
+			add(IdentPrefix + w)
+		}
+	}
 	return terms
 }
 

@@ -22,7 +22,7 @@ func TestWordsIndexAndQueryAlike(t *testing.T) {
 	if got != "configur retent cafe data 15d" {
 		t.Errorf("words = %q", got)
 	}
-	if q := strings.Join(Query("how do I configure retention?"), " "); q != "configur retent" {
+	if q := strings.Join(Query("how do I configure retention?"), " "); q != "configur retent \x01configure \x01retention" {
 		t.Errorf("query = %q", q)
 	}
 }
@@ -33,6 +33,12 @@ func TestQueryFindsIdentifiers(t *testing.T) {
 		if !slices.Contains(q, want) {
 			t.Errorf("query terms %q lack %q", q, want)
 		}
+	}
+}
+
+func TestPlainWordFindsSquashedIdentifier(t *testing.T) {
+	if q := Query("the keepalive flag"); !slices.Contains(q, IdentPrefix+"keepalive") {
+		t.Errorf("query terms %q cannot find --keep-alive", q)
 	}
 }
 
@@ -196,4 +202,12 @@ func sameHits(a, b []Hit) bool {
 		}
 	}
 	return true
+}
+
+func TestIdentifiers(t *testing.T) {
+	var got []string
+	Identifiers("Set OLLAMA_HOST, call exec.LookPath or pass --keep-alive; see net/http and snake_case.", func(id string) { got = append(got, id) })
+	if want := []string{"ollamahost", "execlookpath", "keepalive", "nethttp", "snakecase"}; !slices.Equal(got, want) {
+		t.Errorf("identifiers = %q, want %q", got, want)
+	}
 }
