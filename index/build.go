@@ -112,6 +112,7 @@ type builder struct {
 	gen      string
 	st       *store
 	sig      string
+	keywords []lexDoc // chunks written since the last keyword segment
 	dim      int
 	sum      Summary
 	progress Progress
@@ -221,6 +222,9 @@ func (b *builder) run(ctx context.Context) error {
 	}
 	if err := b.checkMeta(ctx); err != nil {
 		return err
+	}
+	if err := st.catchUpKeywords(ctx); err != nil {
+		return fmt.Errorf("write keyword index: %w", err)
 	}
 
 	sources, wanted, err := b.sources(ctx, paths)
@@ -484,7 +488,7 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 		}
 	}
 	if len(walkSkips) > 0 {
-		if err := b.st.writeFiles(ctx, walkSkips); err != nil {
+		if _, err := b.st.writeFiles(ctx, walkSkips); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -575,7 +579,19 @@ func (b *builder) process(ctx context.Context, jobs []job) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.flush(ctx, group)
+	if err := b.flush(ctx, group); err != nil {
+		return err
+	}
+	return b.writeKeywords(ctx)
+}
+
+// writeKeywords writes the chunks gathered since the last segment as one.
+func (b *builder) writeKeywords(ctx context.Context) error {
+	if err := b.st.writeKeywords(ctx, b.keywords); err != nil {
+		return fmt.Errorf("write keyword index: %w", err)
+	}
+	b.keywords = b.keywords[:0]
+	return nil
 }
 
 // load reads, checks and chunks one file.
@@ -717,8 +733,15 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			full = append(full, r.up)
 		}
 	}
-	if err := b.st.writeFiles(ctx, full); err != nil {
+	added, err := b.st.writeFiles(ctx, full)
+	if err != nil {
 		return fmt.Errorf("write index: %w", err)
+	}
+	b.keywords = append(b.keywords, added...)
+	if len(b.keywords) >= segmentChunks {
+		if err := b.writeKeywords(ctx); err != nil {
+			return err
+		}
 	}
 	if err := b.st.touchFiles(ctx, statOnly); err != nil {
 		return fmt.Errorf("write index: %w", err)

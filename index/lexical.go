@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"lore/index/bm25"
@@ -30,22 +31,27 @@ type Hit struct {
 	VectorRank  int
 }
 
-// The keyword index is a log of segments. Each transaction that writes
-// chunks adds one segment: for every term of those chunks, a row of
-// postings (package bm25's encoding). Chunk ids only grow (AUTOINCREMENT),
+// The keyword index is a log of segments. A segment holds, for every term
+// of its chunks, a row of
+// postings (package bm25's encoding). A build writes a segment every
+// segmentChunks chunks and at its end. Chunk ids only grow (AUTOINCREMENT),
 // and segments are only ever merged as a run of the newest, so reading a
 // term's rows in segment order yields its postings in id order. A chunk
 // that is replaced or removed is listed in lex_deleted until a merge drops
 // its postings; until then it still counts in its terms' document
-// frequency, as in Lucene. lex_stats holds the live chunk count and their
-// total length, for idf and BM25's average length, and a version that
-// tells a reader its cached deleted set is stale.
+// frequency, as in Lucene. Impacts are computed with the average lengths
+// of when their segment was written, and merges carry them over: a first
+// build's early segments saw only its first files, but a chunk's length
+// against the average moves its impact by a few percent at most. lex_stats holds the count of live chunks in
+// segments and their total length, for idf and BM25's average length, the
+// highest chunk id in a segment, and a version that tells a reader its
+// cached deleted set is stale.
 const lexicalSchema = `
 CREATE TABLE IF NOT EXISTS lex_segments(id INTEGER PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL, postings INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, tfs BLOB NOT NULL, PRIMARY KEY(term, seg));
-CREATE INDEX IF NOT EXISTS lex_postings_seg ON lex_postings(seg);
+CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lex_deleted(id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS lex_stats(one INTEGER PRIMARY KEY CHECK(one = 1), docs INTEGER NOT NULL, len INTEGER NOT NULL, version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lex_stats(one INTEGER PRIMARY KEY CHECK(one = 1), docs INTEGER NOT NULL, body INTEGER NOT NULL, idents INTEGER NOT NULL,
+	covered INTEGER NOT NULL, version INTEGER NOT NULL);
 `
 
 // bm25Params are the BM25 parameters of the keyword stage.
@@ -65,54 +71,82 @@ type lexDoc struct {
 	doc bm25.Doc
 }
 
+// segmentChunks is how many chunks a build gathers before it writes them
+// as a segment: one row per term per segment is what writing costs, so a
+// segment per write transaction (512 chunks) made a build 3× slower, and
+// 8192 still spent a fifth of a 100k build merging.
+// Until then the chunks are in the index but not yet found by keyword; a
+// build that dies in between leaves them to the next, which catches up
+// (catchUpKeywords) before anything else.
+const segmentChunks = 16384
+
 // lexWriter is the keyword side of one write transaction.
 type lexWriter struct {
-	tx          *sql.Tx
-	added       []lexDoc
-	docs, total int64 // changes to lex_stats
-	deleted     bool
+	tx                 *sql.Tx
+	added              []lexDoc
+	docs, body, idents int64 // changes to lex_stats
+	covered            int64 // the highest chunk id in a segment; -1 until read
+	deleted            bool
 }
 
-// drop records that the chunks of a document are going away: their
-// postings are dead from now on, and they leave the stats.
+func newLexWriter(tx *sql.Tx) *lexWriter { return &lexWriter{tx: tx, covered: -1} }
+
+// drop records that the chunks of a document are going away: those already
+// in a segment are dead from now on, and leave the stats.
 func (w *lexWriter) drop(ctx context.Context, docID int64) error {
-	var n, total int64
-	if err := w.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(lex_len), 0) FROM chunks WHERE doc_id = ?`, docID).Scan(&n, &total); err != nil {
+	if w.covered < 0 {
+		err := w.tx.QueryRowContext(ctx, `SELECT covered FROM lex_stats`).Scan(&w.covered)
+		if errors.Is(err, sql.ErrNoRows) {
+			w.covered = 0
+		} else if err != nil {
+			return err
+		}
+	}
+	var n, body, idents int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(lex_body), 0), coalesce(sum(lex_idents), 0) FROM chunks WHERE doc_id = ? AND id <= ?`,
+		docID, w.covered).Scan(&n, &body, &idents); err != nil {
 		return err
 	}
 	if n == 0 {
 		return nil
 	}
-	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO lex_deleted(id) SELECT id FROM chunks WHERE doc_id = ?`, docID); err != nil {
+	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO lex_deleted(id) SELECT id FROM chunks WHERE doc_id = ? AND id <= ?`, docID, w.covered); err != nil {
 		return err
 	}
 	w.docs -= n
-	w.total -= total
+	w.body -= body
+	w.idents -= idents
 	w.deleted = true
 	return nil
 }
 
-func (w *lexWriter) add(id int64, d bm25.Doc) {
-	w.added = append(w.added, lexDoc{id, d})
+func (w *lexWriter) add(d lexDoc) {
+	w.added = append(w.added, d)
 	w.docs++
-	w.total += int64(d.Len)
+	w.body += int64(d.doc.BodyLen)
+	w.idents += int64(d.doc.IdentsLen)
 }
 
-// commit writes the new segment and the stats, and merges what the
-// fanout calls for; all inside the caller's transaction.
+// commit writes the added chunks as a new segment, and the stats, and
+// merges what the fanout calls for; all inside the caller's transaction.
 func (w *lexWriter) commit(ctx context.Context) error {
 	if len(w.added) == 0 && !w.deleted {
 		return nil
 	}
-	var docs, total int64
-	if _, err := w.tx.ExecContext(ctx, `INSERT INTO lex_stats(one, docs, len, version) VALUES(1, ?, ?, 1)
-		ON CONFLICT(one) DO UPDATE SET docs = docs + excluded.docs, len = len + excluded.len, version = version + 1`, w.docs, w.total); err != nil {
+	covered := int64(0)
+	if len(w.added) > 0 {
+		covered = w.added[len(w.added)-1].id
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO lex_stats(one, docs, body, idents, covered, version) VALUES(1, ?, ?, ?, ?, 1)
+		ON CONFLICT(one) DO UPDATE SET docs = docs + excluded.docs, body = body + excluded.body, idents = idents + excluded.idents,
+			covered = max(covered, excluded.covered), version = version + 1`, w.docs, w.body, w.idents, covered); err != nil {
 		return err
 	}
-	if err := w.tx.QueryRowContext(ctx, `SELECT docs, len FROM lex_stats`).Scan(&docs, &total); err != nil {
+	var docs, body, idents float64
+	if err := w.tx.QueryRowContext(ctx, `SELECT docs, body, idents FROM lex_stats`).Scan(&docs, &body, &idents); err != nil {
 		return err
 	}
-	avgdl := float64(total) / math.Max(1, float64(docs))
+	avg := bm25.Averages{Body: body / max(1, docs), Idents: idents / max(1, docs)}
 	if len(w.added) > 0 {
 		lists := map[string]*bm25.List{}
 		for _, d := range w.added {
@@ -122,14 +156,64 @@ func (w *lexWriter) commit(ctx context.Context) error {
 					l = &bm25.List{}
 					lists[tf.Term] = l
 				}
-				l.Add(d.id, tf.TF, bm25Params.Impact(float64(tf.TF), float64(d.doc.Len), avgdl))
+				l.Add(d.id, bm25Params.Impact(tf, d.doc, avg))
 			}
 		}
 		if err := writeSegment(ctx, w.tx, lists); err != nil {
 			return err
 		}
 	}
-	return mergeSegments(ctx, w.tx, docs, avgdl)
+	return mergeSegments(ctx, w.tx, int64(docs))
+}
+
+// writeKeywords writes chunks, analysed and in id order, as a segment.
+func (s *store) writeKeywords(ctx context.Context, docs []lexDoc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		w := newLexWriter(tx)
+		for _, d := range docs {
+			w.add(d)
+		}
+		return w.commit(ctx)
+	})
+}
+
+// catchUpKeywords writes the segments of the chunks no segment holds yet:
+// those of a build that was interrupted, or all of them after an upgrade.
+func (s *store) catchUpKeywords(ctx context.Context) error {
+	var covered int64
+	err := s.db.QueryRowContext(ctx, `SELECT covered FROM lex_stats`).Scan(&covered)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT c.id, d.path, c.heading, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id
+			WHERE c.id > ? ORDER BY c.id LIMIT ?`, covered, segmentChunks)
+		if err != nil {
+			return err
+		}
+		var docs []lexDoc
+		for rows.Next() {
+			var d lexDoc
+			var f bm25.Fields
+			if err := rows.Scan(&d.id, &f.Path, &f.Heading, &f.Body); err != nil {
+				rows.Close()
+				return err
+			}
+			d.doc = bm25.Analyze(f)
+			docs = append(docs, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(docs) == 0 {
+			return err
+		}
+		if err := s.writeKeywords(ctx, docs); err != nil {
+			return err
+		}
+		covered = docs[len(docs)-1].id
+	}
 }
 
 // writeSegment stores lists as a new segment, the newest.
@@ -149,23 +233,38 @@ func writeSegment(ctx context.Context, tx *sql.Tx, lists map[string]*bm25.List) 
 	if err != nil {
 		return err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO lex_postings(term, seg, df, data, tfs) VALUES(?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	// Sorted, so the table's B-tree fills in order.
+	// Sorted, so the table's B-tree fills in order, and many rows to a
+	// statement: a call per row was most of the cost of writing.
 	terms := make([]string, 0, len(lists))
 	for t := range lists {
 		terms = append(terms, t)
 	}
 	sort.Strings(terms)
-	for _, t := range terms {
-		l := lists[t]
-		data, tfs := l.Encode()
-		if _, err := ins.ExecContext(ctx, t, seg, len(l.IDs), data, tfs); err != nil {
+	const rowsPerInsert = 128
+	var ins *sql.Stmt
+	args := make([]any, 0, 4*rowsPerInsert)
+	for len(terms) > 0 {
+		n := min(len(terms), rowsPerInsert)
+		args = args[:0]
+		for _, t := range terms[:n] {
+			l := lists[t]
+			args = append(args, t, seg, len(l.IDs), l.Encode())
+		}
+		stmt := ins
+		if n < rowsPerInsert || ins == nil {
+			q := `INSERT INTO lex_postings(term, seg, df, data) VALUES(?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+			if stmt, err = tx.PrepareContext(ctx, q); err != nil {
+				return err
+			}
+			defer stmt.Close()
+			if n == rowsPerInsert {
+				ins = stmt
+			}
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
 			return err
 		}
+		terms = terms[n:]
 	}
 	return nil
 }
@@ -182,7 +281,7 @@ func (s segment) class() int {
 // mergeSegments merges the newest run of segments of one size class once
 // it is mergeFanout long, and everything once a quarter of the chunks the
 // postings name are dead.
-func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64, avgdl float64) error {
+func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64) error {
 	for {
 		segs, err := readSegments(ctx, tx)
 		if err != nil || len(segs) < 2 {
@@ -193,7 +292,7 @@ func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64, avgdl float64) e
 			return err
 		}
 		if dead > 256 && dead*4 > docs+dead {
-			return mergeRun(ctx, tx, segs, avgdl)
+			return mergeRun(ctx, tx, segs)
 		}
 		n := len(segs)
 		i := n - 1
@@ -203,7 +302,7 @@ func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64, avgdl float64) e
 		if n-i < mergeFanout {
 			return nil
 		}
-		if err := mergeRun(ctx, tx, segs[i:], avgdl); err != nil {
+		if err := mergeRun(ctx, tx, segs[i:]); err != nil {
 			return err
 		}
 	}
@@ -226,51 +325,37 @@ func readSegments(ctx context.Context, tx *sql.Tx) ([]segment, error) {
 	return segs, rows.Err()
 }
 
-// mergeRun replaces a run of the newest segments by one: the postings of
-// dead chunks dropped, every impact recomputed with today's average length
-// (a first build's early segments saw only its first files).
-func mergeRun(ctx context.Context, tx *sql.Tx, run []segment, avgdl float64) error {
+// mergeRun replaces a run of the newest segments by one, without the
+// postings of dead chunks.
+func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 	first, last := run[0], run[len(run)-1]
 	lo, hi := first.lo, last.hi
 	for _, s := range run {
 		lo, hi = min(lo, s.lo), max(hi, s.hi)
 	}
-	// The live chunks of the run and their lengths: a chunk missing here
-	// was replaced or removed.
-	lens := map[int64]float64{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, lex_len FROM chunks WHERE id BETWEEN ? AND ?`, lo, hi)
+	dead := map[int64]bool{}
+	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var id int64
-		var n float64
-		if err := rows.Scan(&id, &n); err != nil {
-			rows.Close()
-			return err
-		}
-		lens[id] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
+	for _, id := range ids {
+		dead[id] = true
 	}
 	lists := map[string]*bm25.List{}
-	rows, err = tx.QueryContext(ctx, `SELECT term, df, data, tfs FROM lex_postings WHERE seg BETWEEN ? AND ? ORDER BY seg`, first.id, last.id)
+	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg BETWEEN ? AND ? ORDER BY seg`, first.id, last.id)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var term string
 		var df int
-		var data, tfs []byte
-		if err := rows.Scan(&term, &df, &data, &tfs); err != nil {
-			rows.Close()
+		var data []byte
+		if err := rows.Scan(&term, &df, &data); err != nil {
 			return err
 		}
 		var in bm25.List
-		if err := in.Decode(data, tfs, df); err != nil {
-			rows.Close()
+		if err := in.Decode(data, df); err != nil {
 			return fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
 		}
 		out := lists[term]
@@ -278,22 +363,22 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment, avgdl float64) err
 			out = &bm25.List{}
 		}
 		for i, id := range in.IDs {
-			if n, ok := lens[id]; ok {
-				if len(out.IDs) > 0 && id <= out.IDs[len(out.IDs)-1] {
-					rows.Close()
-					return fmt.Errorf("%w: term %q: postings out of order", errCorruptData, term)
-				}
-				out.Add(id, in.TFs[i], bm25Params.Impact(float64(in.TFs[i]), n, avgdl))
+			if dead[id] {
+				continue
 			}
+			if len(out.IDs) > 0 && id <= out.IDs[len(out.IDs)-1] {
+				return fmt.Errorf("%w: term %q: postings out of order", errCorruptData, term)
+			}
+			out.Add(id, in.Impacts[i])
 		}
 		if len(out.IDs) > 0 {
 			lists[term] = out
 		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	rows.Close()
 	for _, q := range []string{
 		`DELETE FROM lex_postings WHERE seg BETWEEN ? AND ?`,
 		`DELETE FROM lex_segments WHERE id BETWEEN ? AND ?`,
@@ -308,11 +393,13 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment, avgdl float64) err
 	return writeSegment(ctx, tx, lists)
 }
 
-// lexicalState caches what every keyword search needs and rarely changes:
-// the dead chunk ids, read again when lex_stats' version moves.
+// lexicalState caches what every keyword search needs and only a write
+// changes: the segments and the dead chunk ids, read again when lex_stats'
+// version moves.
 type lexicalState struct {
 	lexMu      sync.Mutex
 	lexVersion int64
+	lexSegs    []int64
 	lexDead    map[int64]bool
 }
 
@@ -337,18 +424,18 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, 
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	dead, err := ix.deadChunks(ctx, tx, version)
+	segs, dead, err := ix.lexicalSegments(ctx, tx, version)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	get, err := tx.PrepareContext(ctx, `SELECT df, data FROM lex_postings WHERE term = ? ORDER BY seg`)
+	get, err := tx.PrepareContext(ctx, `SELECT df, data FROM lex_postings WHERE seg = ? AND term = ?`)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
 	defer get.Close()
 	var scored []*bm25.Term
 	for _, term := range terms {
-		t, err := readTerm(ctx, get, term)
+		t, err := readTerm(ctx, get, segs, term)
 		if err != nil {
 			return nil, err
 		}
@@ -370,50 +457,63 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, 
 }
 
 // readTerm reads a term's postings from every segment, in id order.
-func readTerm(ctx context.Context, get *sql.Stmt, term string) (*bm25.Term, error) {
-	rows, err := get.QueryContext(ctx, term)
-	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
-	}
-	defer rows.Close()
+func readTerm(ctx context.Context, get *sql.Stmt, segs []int64, term string) (*bm25.Term, error) {
 	t := &bm25.Term{}
-	for rows.Next() {
+	for _, seg := range segs {
 		var df int
 		var data []byte
-		if err := rows.Scan(&df, &data); err != nil {
-			return nil, err
+		err := get.QueryRowContext(ctx, seg, term).Scan(&df, &data)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
 		}
-		if err := t.List.Decode(data, nil, df); err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		if err := t.List.Decode(data, df); err != nil {
 			return nil, fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
 		}
 	}
-	return t, rows.Err()
+	return t, nil
 }
 
-func (ix *Index) deadChunks(ctx context.Context, tx *sql.Tx, version int64) (map[int64]bool, error) {
+// lexicalSegments are the segments in id order and the dead chunk ids.
+func (ix *Index) lexicalSegments(ctx context.Context, tx *sql.Tx, version int64) ([]int64, map[int64]bool, error) {
 	ix.lexMu.Lock()
 	defer ix.lexMu.Unlock()
 	if ix.lexDead != nil && ix.lexVersion == version {
-		return ix.lexDead, nil
+		return ix.lexSegs, ix.lexDead, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM lex_deleted`)
+	segs, err := queryIDs(ctx, tx, `SELECT id FROM lex_segments ORDER BY id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted`)
+	if err != nil {
+		return nil, nil, err
+	}
+	dead := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		dead[id] = true
+	}
+	ix.lexSegs, ix.lexDead, ix.lexVersion = segs, dead, version
+	return segs, dead, nil
+}
+
+func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	dead := map[int64]bool{}
+	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		dead[id] = true
+		ids = append(ids, id)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	ix.lexDead, ix.lexVersion = dead, version
-	return dead, nil
+	return ids, rows.Err()
 }
 
 // LexicalTerms are the terms the keyword stage searches for a query, as

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS chunks(
 	kind TEXT NOT NULL,
 	text TEXT NOT NULL,
 	hash TEXT NOT NULL,
-	lex_len INTEGER NOT NULL DEFAULT 0 -- its length in terms, for BM25
+	lex_body INTEGER NOT NULL DEFAULT 0,  -- words in the body, for BM25F
+	lex_idents INTEGER NOT NULL DEFAULT 0 -- squashed identifiers
 );
 `
 
@@ -259,11 +260,14 @@ type fileUpdate struct {
 }
 
 // writeFiles replaces the chunks of each file. Readers see a file either
-// before or after, never half-written, and the keyword index always agrees
-// with the chunks: both change in one transaction.
-func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
+// before or after, never half-written. The replaced chunks leave the
+// keyword index in the same transaction; the new ones are returned, for
+// the caller to write as a segment with others (writeKeywords).
+func (s *store) writeFiles(ctx context.Context, files []fileUpdate) ([]lexDoc, error) {
 	now := time.Now().UnixNano()
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	var added []lexDoc
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		added = added[:0]
 		upsert, err := tx.PrepareContext(ctx, `INSERT INTO documents(source_id, path, size, mtime_ns, hash, status, reason, chunker, indexed_at)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(source_id, path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, hash = excluded.hash,
@@ -278,12 +282,12 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 			return err
 		}
 		defer delChunks.Close()
-		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(doc_id, ord, start_line, end_line, heading, kind, text, hash, lex_len) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(doc_id, ord, start_line, end_line, heading, kind, text, hash, lex_body, lex_idents) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer insChunk.Close()
-		lex := &lexWriter{tx: tx}
+		lex := newLexWriter(tx)
 		for _, f := range files {
 			var docID int64
 			if err := upsert.QueryRowContext(ctx, f.SourceID, f.Path, f.Size, f.MTimeNS, f.Hash, f.Status, f.Reason, f.Chunker, now).Scan(&docID); err != nil {
@@ -297,7 +301,7 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 			}
 			for i, p := range f.Pieces {
 				d := f.lexDoc(i)
-				res, err := insChunk.ExecContext(ctx, docID, i, p.Start, p.End, p.Heading, p.Kind, p.Text, pieceHash(p), d.Len)
+				res, err := insChunk.ExecContext(ctx, docID, i, p.Start, p.End, p.Heading, p.Kind, p.Text, pieceHash(p), d.BodyLen, d.IdentsLen)
 				if err != nil {
 					return err
 				}
@@ -305,11 +309,12 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) error {
 				if err != nil {
 					return err
 				}
-				lex.add(id, d)
+				added = append(added, lexDoc{id, d})
 			}
 		}
 		return lex.commit(ctx)
 	})
+	return added, err
 }
 
 // lexDoc is piece i analysed for the keyword index: by the loader that
@@ -333,7 +338,7 @@ func (f *fileUpdate) analyze() {
 // removeDocuments deletes documents with their chunks.
 func (s *store) removeDocuments(ctx context.Context, ids []int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		lex := &lexWriter{tx: tx}
+		lex := newLexWriter(tx)
 		for _, id := range ids {
 			if err := lex.drop(ctx, id); err != nil {
 				return err

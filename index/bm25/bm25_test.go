@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -54,82 +55,94 @@ func TestQueryIsBounded(t *testing.T) {
 
 func TestAnalyzeCountsEveryField(t *testing.T) {
 	d := Analyze(Fields{Path: "storage.md", Heading: "Storage > Retention", Body: "Retention is 15d. Set storage.tsdb.retention.time."})
-	tf := map[string]uint8{}
+	tf := map[string]TermFreq{}
 	for _, x := range d.Terms {
-		tf[x.Term] = x.TF
+		tf[x.Term] = x
 	}
-	if tf["retent"] != 3 || tf["storag"] != 3 || tf[IdentPrefix+"storagetsdbretentiontime"] != 1 {
-		t.Errorf("terms = %v", tf)
+	if r := tf["retent"]; r.Path != 0 || r.Heading != 1 || r.Body != 2 {
+		t.Errorf("retention counted %+v", r)
 	}
-	if d.Len != 12 {
-		t.Errorf("len = %d, want 12", d.Len)
+	if s := tf["storag"]; s.Path != 1 || s.Heading != 1 || s.Body != 1 {
+		t.Errorf("storage counted %+v", s)
+	}
+	if id := tf[IdentPrefix+"storagetsdbretentiontime"]; id.Idents != 1 {
+		t.Errorf("identifier counted %+v", id)
+	}
+	if d.BodyLen != 7 || d.IdentsLen != 1 {
+		t.Errorf("lengths %d, %d; want 7, 1", d.BodyLen, d.IdentsLen)
 	}
 }
 
 func TestListRoundTrip(t *testing.T) {
 	var a, b List
-	a.Add(3, 1, 10)
-	a.Add(300, 2, 20)
-	b.Add(1000000, 7, 255)
+	a.Add(3, 10)
+	a.Add(300, 20)
+	b.Add(1000000, 255)
 	var got List
 	for _, l := range []List{a, b} {
-		data, tfs := l.Encode()
-		if err := got.Decode(data, tfs, len(l.IDs)); err != nil {
+		if err := got.Decode(l.Encode(), len(l.IDs)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if !slices.Equal(got.IDs, []int64{3, 300, 1000000}) || !slices.Equal(got.Impacts, []uint8{10, 20, 255}) || !slices.Equal(got.TFs, []uint8{1, 2, 7}) {
+	if !slices.Equal(got.IDs, []int64{3, 300, 1000000}) || !slices.Equal(got.Impacts, []uint8{10, 20, 255}) {
 		t.Errorf("decoded %+v", got)
 	}
 	// Two stored lists out of order are damage, not a silently wrong merge.
-	data, _ := a.Encode()
-	if err := got.Decode(data, nil, 2); err != ErrFormat {
+	if err := got.Decode(a.Encode(), 2); err != ErrFormat {
 		t.Errorf("out of order: %v", err)
 	}
 }
 
 func TestDecodeRefusesDamage(t *testing.T) {
 	var l List
-	l.Add(5, 1, 9)
-	l.Add(6, 1, 9)
-	data, tfs := l.Encode()
+	l.Add(5, 9)
+	l.Add(6, 9)
+	data := l.Encode()
 	for _, c := range []struct {
-		data, tfs []byte
-		n         int
+		data []byte
+		n    int
 	}{
-		{data[:3], nil, 2}, {data, nil, 3}, {data, nil, 0}, {data, tfs[:1], 2},
-		{[]byte{0, 0, 1, 1}, nil, 2}, {[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1}, nil, 1},
+		{data[:3], 2}, {data, 3}, {data, 0}, {[]byte{0, 0, 1, 1}, 2},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, 1},
+		{slices.Concat(bytes.Repeat([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}, 3), []byte{1, 1, 1}), 3}, // ids past 2^63
 	} {
 		var got List
-		if err := got.Decode(c.data, c.tfs, c.n); err != ErrFormat {
-			t.Errorf("Decode(%v, %v, %d) = %v, want ErrFormat", c.data, c.tfs, c.n, err)
+		if err := got.Decode(c.data, c.n); err != ErrFormat {
+			t.Errorf("Decode(%v, %d) = %v, want ErrFormat", c.data, c.n, err)
 		}
 	}
 }
 
 func FuzzDecode(f *testing.F) {
 	var l List
-	l.Add(5, 1, 9)
-	l.Add(600, 3, 200)
-	data, tfs := l.Encode()
-	f.Add(data, tfs, 2)
-	f.Fuzz(func(t *testing.T, data, tfs []byte, n int) {
+	l.Add(5, 9)
+	l.Add(600, 200)
+	f.Add(l.Encode(), 2)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
 		var got List
-		if got.Decode(data, tfs, n%100000) == nil && !slices.IsSorted(got.IDs) {
-			t.Fatalf("decoded ids out of order: %v", got.IDs)
+		if got.Decode(data, n%100000) == nil && (!slices.IsSorted(got.IDs) || len(got.IDs) != len(got.Impacts)) {
+			t.Fatalf("decoded %v", got)
 		}
 	})
 }
 
-func TestImpactFavoursShortChunksAndSaturates(t *testing.T) {
+func TestImpactFavoursShortBodiesAndSaturates(t *testing.T) {
 	p := DefaultParams
-	if p.Impact(1, 50, 100) <= p.Impact(1, 200, 100) {
-		t.Error("a short chunk should outweigh a long one with the same tf")
+	avg := Averages{Body: 100, Idents: 10}
+	one := TermFreq{Body: 1}
+	if p.Impact(one, Doc{BodyLen: 50}, avg) <= p.Impact(one, Doc{BodyLen: 200}, avg) {
+		t.Error("a short body should outweigh a long one with the same tf")
 	}
-	if d1, d2 := int(p.Impact(2, 100, 100))-int(p.Impact(1, 100, 100)), int(p.Impact(20, 100, 100))-int(p.Impact(19, 100, 100)); d1 <= d2 {
+	at := func(n uint8) int { return int(p.Impact(TermFreq{Body: n}, Doc{BodyLen: 100}, avg)) }
+	if d1, d2 := at(2)-at(1), at(20)-at(19); d1 <= d2 {
 		t.Errorf("repeats should count less and less: +%d then +%d", d1, d2)
 	}
-	if p.Impact(1, 1e9, 1) == 0 {
+	// A heading says what the chunk is about, however long its body.
+	head := TermFreq{Heading: 1}
+	if p.Impact(head, Doc{BodyLen: 1000}, avg) != p.Impact(head, Doc{BodyLen: 10}, avg) || p.Impact(head, Doc{}, avg) <= p.Impact(one, Doc{BodyLen: 100}, avg) {
+		t.Error("a heading match should count double and not shrink with the body")
+	}
+	if p.Impact(one, Doc{BodyLen: 1 << 30}, avg) == 0 {
 		t.Error("a present term must never weigh 0")
 	}
 }
@@ -147,7 +160,7 @@ func TestTopKIsExact(t *testing.T) {
 			p := 0.002 + r.Float64()*r.Float64()*0.6
 			for id := 1; id <= docs; id++ {
 				if r.Float64() < p {
-					l.Add(int64(id), 1, uint8(1+r.IntN(255)))
+					l.Add(int64(id), uint8(1+r.IntN(255)))
 				}
 			}
 			terms = append(terms, &Term{List: l, Weight: DefaultParams.Weight(docs, len(l.IDs))})

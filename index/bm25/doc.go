@@ -8,36 +8,43 @@ type Fields struct {
 }
 
 // A Doc is one chunk as the postings hold it: its terms with their
-// frequencies, and its length in terms.
+// frequency in each field, and the lengths BM25F normalises by.
 type Doc struct {
-	Len   uint32
-	Terms []TermFreq
+	Terms     []TermFreq
+	BodyLen   uint32 // words in the body
+	IdentsLen uint32 // squashed identifiers in the heading and body
 }
 
-// TermFreq is a term and how often a chunk holds it (capped at 255).
+// TermFreq is a term and how often each field of a chunk holds it (capped
+// at 255). A word is counted in Path, Heading and Body; an identifier term
+// (IdentPrefix) in Idents.
 type TermFreq struct {
-	Term string
-	TF   uint8
+	Term                        string
+	Path, Heading, Body, Idents uint8
 }
 
 // Analyze turns a chunk into its terms: the words of its path, headings
-// and body, and the squashed identifiers of its headings and body. The
-// fields weigh alike: a heading is a strong hint, but code breadcrumbs
-// list every declaration, and doubling them measured worse.
+// and body, and the squashed identifiers of its headings and body.
 func Analyze(f Fields) Doc {
-	counts := make(map[string]int, 64)
-	n := 0
-	add := func(t string) {
-		counts[t]++
-		n++
+	at := make(map[string]int, 64)
+	var d Doc
+	term := func(t string) *TermFreq {
+		i, ok := at[t]
+		if !ok {
+			i = len(d.Terms)
+			at[t] = i
+			d.Terms = append(d.Terms, TermFreq{Term: t})
+		}
+		return &d.Terms[i]
 	}
-	Words(f.Path, add)
-	Words(f.Heading, add)
-	Words(f.Body, add)
-	Identifiers(f.Heading+"\n"+f.Body, func(id string) { add(IdentPrefix + id) })
-	d := Doc{Len: uint32(n), Terms: make([]TermFreq, 0, len(counts))}
-	for t, c := range counts {
-		d.Terms = append(d.Terms, TermFreq{Term: t, TF: uint8(min(c, 255))})
+	inc := func(n *uint8) {
+		if *n < 255 {
+			*n++
+		}
 	}
+	Words(f.Path, func(t string) { inc(&term(t).Path) })
+	Words(f.Heading, func(t string) { inc(&term(t).Heading) })
+	Words(f.Body, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
 	return d
 }
