@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -434,14 +435,20 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, 
 	}
 	defer get.Close()
 	var scored []*bm25.Term
+	var stems []string
+	var idfs []float64
 	for _, term := range terms {
 		t, err := readTerm(ctx, get, segs, term)
 		if err != nil {
 			return nil, err
 		}
 		if len(t.List.IDs) > 0 {
-			t.Weight = bm25Params.Weight(int(docs), len(t.List.IDs))
+			idf := bm25.IDF(int(docs), len(t.List.IDs))
+			t.Weight = bm25Params.Weight(idf)
 			scored = append(scored, t)
+			if !strings.HasPrefix(term, bm25.IdentPrefix) {
+				stems, idfs = append(stems, term), append(idfs, idf)
+			}
 		}
 	}
 	var skip func(int64) bool
@@ -449,11 +456,60 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int) ([]int64, 
 		skip = func(id int64) bool { return dead[id] }
 	}
 	hits := bm25.TopK(scored, k, skip)
+	if len(stems) > 1 {
+		if err := proximityRerank(ctx, tx, hits, bm25.NewProximity(stems, idfs)); err != nil {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
 	return ids, nil
+}
+
+// proximityWeight is what a window's idf mass adds to a BM25F score.
+// Measured flat from 0.25 to 1 on both public sets (within two questions
+// in 36); 1 lost a Prometheus and a Go question from the top 5, 0.25 none.
+const proximityWeight = 0.25
+
+// proximityRerank re-orders BM25's best by how close together each holds
+// the query words, reading their texts.
+func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.Proximity) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	bonus := make(map[int64]float64, len(hits))
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return err
+		}
+		bonus[id] = proximityWeight * p.Score(text)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Score += bonus[hits[i].ID]
+	}
+	slices.SortStableFunc(hits, func(a, b bm25.Hit) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return nil
 }
 
 // readTerm reads a term's postings from every segment, in id order.

@@ -163,7 +163,7 @@ func TestTopKIsExact(t *testing.T) {
 					l.Add(int64(id), uint8(1+r.IntN(255)))
 				}
 			}
-			terms = append(terms, &Term{List: l, Weight: DefaultParams.Weight(docs, len(l.IDs))})
+			terms = append(terms, &Term{List: l, Weight: DefaultParams.Weight(IDF(docs, len(l.IDs)))})
 		}
 		deleted := map[int64]bool{}
 		for range r.IntN(20) {
@@ -222,5 +222,21 @@ func TestIdentifiers(t *testing.T) {
 	Identifiers("Set OLLAMA_HOST, call exec.LookPath or pass --keep-alive; see net/http and snake_case.", func(id string) { got = append(got, id) })
 	if want := []string{"ollamahost", "execlookpath", "keepalive", "nethttp", "snakecase"}; !slices.Equal(got, want) {
 		t.Errorf("identifiers = %q, want %q", got, want)
+	}
+}
+
+func TestProximityRewardsQueryWordsTogether(t *testing.T) {
+	stems := Query("retention time flag")[:3] // retent, time, flag
+	p := NewProximity(stems, []float64{3, 1, 2})
+	together := "Storage\n\nSet the --storage.tsdb.retention.time FLAG to keep data longer.\n"
+	apart := "Retention is described below.\n\nLots\nof\nother\nlines.\n\nTime passes.\n\nA flag.\n"
+	if got := p.Score(together); got != 6 {
+		t.Errorf("all three words on one line: %v, want 6", got)
+	}
+	if got := p.Score(apart); got != 3 {
+		t.Errorf("words far apart: %v, want the best single word, 3", got)
+	}
+	if got := p.Score("Rétentions over\ntwo lines: timing\n"); got != 4 {
+		t.Errorf("stemmed and folded words within three lines: %v, want 4", got)
 	}
 }

@@ -52,16 +52,19 @@ func (p Params) Impact(t TermFreq, d Doc, avg Averages) uint8 {
 	return uint8(max(1, math.Round(255*tf/(tf+p.K1))))
 }
 
-// Weight is what one unit of impact is worth for a term found in df of
-// docs chunks: its idf, ln(1 + (N-df+0.5)/(df+0.5)), which stays positive
-// for the commonest terms, times (k1+1)/255.
-func (p Params) Weight(docs, df int) float64 {
+// IDF of a term found in df of docs chunks: ln(1 + (N-df+0.5)/(df+0.5)),
+// which stays positive for the commonest terms.
+func IDF(docs, df int) float64 {
 	idf := math.Log(1 + (float64(docs)-float64(df)+0.5)/(float64(df)+0.5))
 	if idf <= 0 || math.IsNaN(idf) {
-		idf = 1e-6
+		return 1e-6 // more postings than chunks: dead ones not yet merged away
 	}
-	return idf * (p.K1 + 1) / 255
+	return idf
 }
+
+// Weight is what one unit of impact is worth for a term: its idf times
+// (k1+1)/255.
+func (p Params) Weight(idf float64) float64 { return idf * (p.K1 + 1) / 255 }
 
 // A List is the postings of one term: chunk ids ascending, each with its
 // impact.
