@@ -130,7 +130,7 @@ func lexicalCount(t testing.TB, dir, word string) int {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	ids, err := ix.lexicalIDs(context.Background(), word, 1<<20)
+	ids, err := ix.lexicalIDs(context.Background(), word, 1<<20, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func checkKeywordIndex(t *testing.T, dir string, vocab []string) {
 		t.Errorf("lex_stats says %d chunks of %d words and %d identifiers; the chunks are %d of %d and %d", sd, sb, si, docs, body, idents)
 	}
 	for _, w := range vocab {
-		got, err := ix.lexicalIDs(ctx, w, 1<<20)
+		got, err := ix.lexicalIDs(ctx, w, 1<<20, false)
 		if err != nil {
 			t.Fatal(err)
 		}

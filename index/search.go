@@ -24,6 +24,9 @@ type SearchOptions struct {
 	EfSearch int
 	// Embedder embeds the query; nil searches lexically only.
 	Embedder Embedder
+	// NoProximity leaves the keyword candidates in plain BM25F order (for
+	// benchmarks and ablations).
+	NoProximity bool
 }
 
 // DefaultSearchOptions are the documented defaults.
@@ -122,7 +125,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 		}
 	}
 	t := time.Now()
-	lex, err := ix.lexicalIDs(ctx, query, opt.Depth)
+	lex, err := ix.lexicalIDs(ctx, query, opt.Depth, !opt.NoProximity)
 	if err != nil {
 		return res, err
 	}

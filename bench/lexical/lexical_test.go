@@ -1,8 +1,8 @@
-// Package lexical compares lore's lexical (BM25) stage, today an FTS5
-// bm25() query, with bleve v2 under BM25 scoring and with a prototype of
-// BM25 in Go over posting lists stored in SQLite, on the corpus and queries
-// of index.BenchmarkSearch, in one run. It is in the bench module so that
-// bleve stays out of lore's own go.mod.
+// Package lexical compares lore's keyword stage (BM25F over its own
+// posting lists with MaxScore, then the proximity re-rank) with the FTS5
+// bm25() query lore used before, and with bleve v2 under BM25 scoring, on
+// the corpus and queries of index.BenchmarkSearch, in one run. It is in the
+// bench module so that bleve stays out of lore's own go.mod.
 package lexical
 
 import (
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -27,6 +28,7 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"lore/index"
+	"lore/index/bm25"
 	"lore/internal/benchdata"
 )
 
@@ -43,11 +45,17 @@ func BenchmarkLexicalStage(b *testing.B) {
 // engine is one way to get the top k chunk ids of a query.
 type engine struct {
 	name  string
-	top   func(q string, k int) ([]int64, error)
+	top   func(q string, k int) ([]int64, time.Duration, error)
 	times []time.Duration
 	alloc uint64
-	top10 float64 // overlap with exact BM25, summed over queries
-	top50 float64
+	top10 float64 // overlap with FTS5's top 10, summed over queries
+}
+
+// chunk is one row to index elsewhere: lore's chunk id and its four
+// fields as lore's FTS5 table held them.
+type chunk struct {
+	id   int64
+	cols [4]string
 }
 
 func compare(b *testing.B, files int) {
@@ -57,7 +65,7 @@ func compare(b *testing.B, files int) {
 		b.Fatal(err)
 	}
 	// (a) lore's own build, lexical only: walking, chunking, the chunks
-	// table and FTS5.
+	// table and the posting lists.
 	start := time.Now()
 	sum, err := index.Build(ctx, dir, index.BuildOptions{Name: "bench", Paths: []string{src},
 		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
@@ -79,29 +87,29 @@ func compare(b *testing.B, files int) {
 		b.Fatal(err)
 	}
 	defer loreDB.Close()
-	var ftsBytes int64
-	if err := loreDB.QueryRow(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'chunks_fts%'`).Scan(&ftsBytes); err != nil {
-		b.Logf("FTS5 size unknown: %v", err)
+	var loreBytes int64
+	if err := loreDB.QueryRow(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'lex_%'`).Scan(&loreBytes); err != nil {
+		b.Logf("posting list size unknown: %v", err)
 	}
 	chunks := readChunks(b, loreDB)
 
-	// (c) the prototype: posting lists in a SQLite table of their own.
-	pdb, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "postings.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	// (b) the FTS5 table of the previous lore, in a database of its own.
+	fdb, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "fts5.db")+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer pdb.Close()
+	defer fdb.Close()
 	start = time.Now()
-	if err := buildPostings(ctx, pdb, chunks); err != nil {
+	if err := buildFTS5(ctx, fdb, chunks); err != nil {
 		b.Fatal(err)
 	}
-	protoBuild := time.Since(start)
-	if _, err := pdb.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-		b.Fatal(err)
+	ftsBuild := time.Since(start)
+	var ftsBytes int64
+	if err := fdb.QueryRow(`SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE 'chunks_fts%'`).Scan(&ftsBytes); err != nil {
+		b.Logf("FTS5 size unknown: %v", err)
 	}
-	protoBytes := fileSize(filepath.Join(dir, "postings.db"))
 
-	// (b) bleve, scorch on disk, BM25 over the same four fields.
+	// (c) bleve, scorch on disk, BM25 over the same four fields.
 	start = time.Now()
 	blevePath := filepath.Join(dir, "bleve")
 	if err := buildBleve(blevePath, chunks); err != nil {
@@ -111,64 +119,56 @@ func compare(b *testing.B, files int) {
 	bleveBytes := benchdata.DirSize(blevePath)
 	nChunks := len(chunks)
 	chunks = nil
-
-	// Memory each engine keeps once open (Go heap; bleve's mmapped
-	// segments are page cache, not counted), after one query to load what
-	// a first search loads.
 	heap0 := heapInUse()
-	pst, err := openPostings(ctx, pdb)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pst.topK(ctx, "warm up", 50)
-	heap1 := heapInUse()
 	bl, err := bleve.Open(blevePath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer bl.Close()
 	searchBleve(ctx, bl, "warm up", 50)
-	protoHeap, bleveHeap := heap1-heap0, heapInUse()-heap1
+	bleveHeap := heapInUse() - heap0
 
 	qs := benchdata.NewSpace(768, 500).Queries(200)
-	opt := index.SearchOptions{Limit: 50, Depth: 50}
-	var lastLexical time.Duration
-	engines := []*engine{
-		{name: "fts5", top: func(q string, k int) ([]int64, error) {
-			// lore's own lexical stage: Timings.Lexical is the FTS5 query
-			// alone; loading the hits is not counted.
+	lore := func(noProximity bool) func(q string, k int) ([]int64, time.Duration, error) {
+		opt := index.SearchOptions{Limit: 50, Depth: 50, NoProximity: noProximity}
+		return func(q string, k int) ([]int64, time.Duration, error) {
+			// Timings.Lexical is the keyword stage alone; loading the
+			// hits for the caller is not counted.
 			res, err := ix.SearchVector(ctx, q, nil, opt, 0)
 			ids := make([]int64, len(res.Hits))
 			for i, h := range res.Hits {
 				ids[i] = h.ChunkID
 			}
-			lastLexical = res.Timings.Lexical
-			return ids, err
-		}},
-		{name: "bleve", top: func(q string, k int) ([]int64, error) { return searchBleve(ctx, bl, q, k) }},
-		{name: "proto", top: func(q string, k int) ([]int64, error) { return pst.topK(ctx, q, k) }},
-		{name: "exact", top: func(q string, k int) ([]int64, error) { return pst.exact(ctx, q, k) }},
+			return ids, res.Timings.Lexical, err
+		}
 	}
-	exact := make([][]int64, len(qs))
+	timed := func(f func(q string, k int) ([]int64, error)) func(q string, k int) ([]int64, time.Duration, error) {
+		return func(q string, k int) ([]int64, time.Duration, error) {
+			start := time.Now()
+			ids, err := f(q, k)
+			return ids, time.Since(start), err
+		}
+	}
+	engines := []*engine{
+		{name: "fts5", top: timed(func(q string, k int) ([]int64, error) { return searchFTS5(ctx, fdb, q, k) })},
+		{name: "bleve", top: timed(func(q string, k int) ([]int64, error) { return searchBleve(ctx, bl, q, k) })},
+		{name: "bm25f", top: lore(true)},
+		{name: "lore", top: lore(false)},
+	}
+	ref := make([][]int64, len(qs))
 	for i, q := range qs {
-		exact[i], _ = pst.exact(ctx, q.Text, 50)
+		ref[i], _ = searchFTS5(ctx, fdb, q.Text, 50)
 	}
 	for _, e := range engines {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		for i, q := range qs {
-			start := time.Now()
-			got, err := e.top(q.Text, 50)
-			took := time.Since(start)
+			got, took, err := e.top(q.Text, 50)
 			if err != nil {
 				b.Fatalf("%s: %v", e.name, err)
 			}
-			if e.name == "fts5" {
-				took = lastLexical
-			}
 			e.times = append(e.times, took)
-			e.top10 += overlap(got, exact[i], 10)
-			e.top50 += overlap(got, exact[i], 50)
+			e.top10 += overlap(got, ref[i], 10)
 		}
 		runtime.ReadMemStats(&m1)
 		e.alloc = (m1.TotalAlloc - m0.TotalAlloc) / uint64(len(qs))
@@ -180,27 +180,24 @@ func compare(b *testing.B, files int) {
 		p50, p95 := p(e.times, 50), p(e.times, 95)
 		b.ReportMetric(p50, e.name+"-p50-ms")
 		b.ReportMetric(p95, e.name+"-p95-ms")
-		if e.name != "exact" {
-			b.ReportMetric(e.top10/n, e.name+"-top10")
-			b.ReportMetric(e.top50/n, e.name+"-top50")
-		}
-		fmt.Printf("    lexical %d chunks: %-5s p50 %6.3f ms  p95 %6.3f ms  top-10 %.3f  top-50 %.3f of exact BM25  %5.0f KiB allocated/query\n",
-			nChunks, e.name, p50, p95, e.top10/n, e.top50/n, float64(e.alloc)/1024)
+		fmt.Printf("    lexical %d chunks: %-5s p50 %6.3f ms  p95 %6.3f ms  top-10 shared with FTS5 %.3f  %5.0f KiB allocated/query\n",
+			nChunks, e.name, p50, p95, e.top10/n, float64(e.alloc)/1024)
 	}
-	fts, bl50, pr50 := p(engines[0].times, 50), p(engines[1].times, 50), p(engines[2].times, 50)
-	b.ReportMetric(bl50/fts, "bleve/fts5")
-	b.ReportMetric(pr50/fts, "proto/fts5")
+	fts := p(engines[0].times, 50)
+	b.ReportMetric(p(engines[1].times, 50)/fts, "bleve/fts5")
+	b.ReportMetric(p(engines[2].times, 50)/fts, "bm25f/fts5")
+	b.ReportMetric(p(engines[3].times, 50)/fts, "lore/fts5")
 	per := func(d time.Duration) float64 { return float64(nChunks) / d.Seconds() }
-	b.ReportMetric(per(loreBuild), "fts5-build-chunks/s")
+	b.ReportMetric(per(loreBuild), "lore-build-chunks/s")
+	b.ReportMetric(per(ftsBuild), "fts5-insert-chunks/s")
 	b.ReportMetric(per(bleveBuild), "bleve-build-chunks/s")
-	b.ReportMetric(per(protoBuild), "proto-build-chunks/s")
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	b.ReportMetric(mib(loreBytes), "lore-postings-MiB")
 	b.ReportMetric(mib(ftsBytes), "fts5-MiB")
 	b.ReportMetric(mib(bleveBytes), "bleve-MiB")
-	b.ReportMetric(mib(protoBytes), "proto-MiB")
-	fmt.Printf("    lexical %d chunks: build lore (walk, chunk, store, FTS5) %.1f s = %.0f chunks/s, FTS5 tables %.1f MiB; bleve %.1f s = %.0f chunks/s, %.1f MiB on disk, %.2f MiB heap open; postings %.1f s = %.0f chunks/s, %.1f MiB, %.2f MiB heap open\n",
-		sum.Chunks, loreBuild.Seconds(), per(loreBuild), mib(ftsBytes), bleveBuild.Seconds(), per(bleveBuild), mib(bleveBytes), float64(bleveHeap)/(1<<20),
-		protoBuild.Seconds(), per(protoBuild), mib(protoBytes), float64(protoHeap)/(1<<20))
+	fmt.Printf("    lexical %d chunks: lore's build (walk, chunk, store, postings) %.1f s = %.0f chunks/s, postings %.1f MiB; FTS5 inserts alone %.1f s = %.0f chunks/s, %.1f MiB; bleve %.1f s = %.0f chunks/s, %.1f MiB on disk, %.2f MiB heap open\n",
+		sum.Chunks, loreBuild.Seconds(), per(loreBuild), mib(loreBytes), ftsBuild.Seconds(), per(ftsBuild), mib(ftsBytes),
+		bleveBuild.Seconds(), per(bleveBuild), mib(bleveBytes), float64(bleveHeap)/(1<<20))
 	b.ReportMetric(benchdata.PeakRSSMiB(), "peak-RSS-MiB")
 }
 
@@ -217,13 +214,87 @@ func readChunks(b *testing.B, db *sql.DB) []chunk {
 		if err := rows.Scan(&c.id, &path, &heading, &text); err != nil {
 			b.Fatal(err)
 		}
-		c.cols = index.LexicalColumns(path, heading, text)
+		var idents []string
+		bm25.Identifiers(heading+"\n"+text, func(id string) { idents = append(idents, id) })
+		c.cols = [4]string{path, heading, text, strings.Join(idents, " ")}
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// buildFTS5 fills the previous lore's FTS5 table, as it did.
+func buildFTS5(ctx context.Context, db *sql.DB, chunks []chunk) error {
+	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE chunks_fts USING fts5(path, heading, body, idents,
+		content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`); err != nil {
+		return err
+	}
+	for len(chunks) > 0 {
+		n := min(len(chunks), 512) // a transaction per flush, as lore's were
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, c := range chunks[:n] {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, path, heading, body, idents) VALUES(?, ?, ?, ?, ?)`,
+				c.id, c.cols[0], c.cols[1], c.cols[2], c.cols[3]); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		chunks = chunks[n:]
+	}
+	return nil
+}
+
+// searchFTS5 is the previous lore's query: the words and identifiers of
+// the query, quoted, OR'ed, identifiers in their column only.
+func searchFTS5(ctx context.Context, db *sql.DB, q string, k int) ([]int64, error) {
+	words, idents := queryTerms(q)
+	var parts []string
+	for _, w := range words {
+		parts = append(parts, `"`+w+`"`)
+	}
+	for _, id := range idents {
+		parts = append(parts, `idents:"`+id+`"`)
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?`, strings.Join(parts, " OR "), k)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// queryTerms are the previous lore's query terms: lowercase words of two
+// letters or more without lore's stopwords (FTS5 stems them itself), and
+// the squashed identifiers.
+func queryTerms(q string) (words, idents []string) {
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len(w) > 1 && !bm25.IsStopword(w) && !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	bm25.Identifiers(q, func(id string) { idents = append(idents, id) })
+	return words, idents
 }
 
 // bleveMapping indexes lore's four columns with FTS5's tokenizer rules
@@ -283,7 +354,7 @@ func buildBleve(path string, chunks []chunk) error {
 }
 
 func searchBleve(ctx context.Context, idx bleve.Index, q string, k int) ([]int64, error) {
-	words, idents := index.LexicalTerms(q)
+	words, idents := queryTerms(q)
 	var qs []query.Query
 	for _, w := range words {
 		m := bleve.NewMatchQuery(w)

@@ -37,6 +37,10 @@ func init() {
 	}
 }
 
+// IsStopword reports whether w (lowercase) is one of the words lore
+// neither indexes nor searches.
+func IsStopword(w string) bool { return stopwords[w] }
+
 // Words calls emit with every term of text, in order: runs of letters and
 // digits, lowercased, diacritics removed, stopwords and one-letter words
 // dropped, Porter-stemmed. Chunks and queries both go through it, so what
