@@ -226,6 +226,10 @@ func (b *builder) run(ctx context.Context) error {
 	if err := st.catchUpKeywords(ctx); err != nil {
 		return fmt.Errorf("write keyword index: %w", err)
 	}
+	firstSeg, err := st.lastSegment(ctx)
+	if err != nil {
+		return err
+	}
 
 	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
@@ -250,6 +254,9 @@ func (b *builder) run(ctx context.Context) error {
 	b.report("index")
 	if err := b.process(ctx, jobs); err != nil {
 		return err
+	}
+	if err := st.compact(ctx, firstSeg); err != nil {
+		return fmt.Errorf("write keyword index: %w", err)
 	}
 	if len(removed) > 0 {
 		if err := st.removeDocuments(ctx, removed); err != nil {

@@ -181,6 +181,41 @@ func (s *store) writeKeywords(ctx context.Context, docs []lexDoc) error {
 	})
 }
 
+// compactMax bounds the postings a build merges at its end (compact): a
+// merge holds them in memory, about 10 bytes each.
+const compactMax = 16 << 20
+
+// compact merges the segments written since segment after (exclusive)
+// into one, when there are several and they fit compactMax: a search reads
+// each term once per segment, and a 100k-chunk build leaves seven.
+func (s *store) compact(ctx context.Context, after int64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		segs, err := readSegments(ctx, tx)
+		if err != nil {
+			return err
+		}
+		i := len(segs)
+		for i > 0 && segs[i-1].id > after {
+			i--
+		}
+		total := 0
+		for _, sg := range segs[i:] {
+			total += sg.postings
+		}
+		if len(segs)-i < 2 || total > compactMax {
+			return nil
+		}
+		return mergeRun(ctx, tx, segs[i:])
+	})
+}
+
+// lastSegment is the newest segment's id, 0 when there is none.
+func (s *store) lastSegment(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM lex_segments`).Scan(&id)
+	return id, err
+}
+
 // catchUpKeywords writes the segments of the chunks no segment holds yet:
 // those of a build that was interrupted, or all of them after an upgrade.
 func (s *store) catchUpKeywords(ctx context.Context) error {
@@ -429,26 +464,23 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity 
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
-	get, err := tx.PrepareContext(ctx, `SELECT df, data FROM lex_postings WHERE seg = ? AND term = ?`)
+	lists, err := readTerms(ctx, tx, segs, terms)
 	if err != nil {
-		return nil, fmt.Errorf("lexical search: %w", err)
+		return nil, err
 	}
-	defer get.Close()
 	var scored []*bm25.Term
 	var stems []string
 	var idfs []float64
 	for _, term := range terms {
-		t, err := readTerm(ctx, get, segs, term)
-		if err != nil {
-			return nil, err
+		t := lists[term]
+		if t == nil {
+			continue
 		}
-		if len(t.List.IDs) > 0 {
-			idf := bm25.IDF(int(docs), len(t.List.IDs))
-			t.Weight = bm25Params.Weight(idf)
-			scored = append(scored, t)
-			if !strings.HasPrefix(term, bm25.IdentPrefix) {
-				stems, idfs = append(stems, term), append(idfs, idf)
-			}
+		idf := bm25.IDF(int(docs), len(t.List.IDs))
+		t.Weight = bm25Params.Weight(idf)
+		scored = append(scored, t)
+		if !strings.HasPrefix(term, bm25.IdentPrefix) {
+			stems, idfs = append(stems, term), append(idfs, idf)
 		}
 	}
 	var skip func(int64) bool
@@ -517,24 +549,46 @@ func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.P
 	return nil
 }
 
-// readTerm reads a term's postings from every segment, in id order.
-func readTerm(ctx context.Context, get *sql.Stmt, segs []int64, term string) (*bm25.Term, error) {
-	t := &bm25.Term{}
-	for _, seg := range segs {
+// readTerms reads the postings of terms from every segment, each term's
+// in id order, in one statement: a statement per term and segment was
+// most of a search's time.
+func readTerms(ctx context.Context, tx *sql.Tx, segs []int64, terms []string) (map[string]*bm25.Term, error) {
+	out := map[string]*bm25.Term{}
+	if len(segs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(segs)+len(terms))
+	for _, s := range segs {
+		args = append(args, s)
+	}
+	for _, t := range terms {
+		args = append(args, t)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg IN (`+placeholders(len(segs))+`) AND term IN (`+placeholders(len(terms))+`) ORDER BY seg`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
 		var df int
 		var data []byte
-		err := get.QueryRowContext(ctx, seg, term).Scan(&df, &data)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+		if err := rows.Scan(&term, &df, &data); err != nil {
 			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		t := out[term]
+		if t == nil {
+			t = &bm25.Term{}
+			out[term] = t
 		}
 		if err := t.List.Decode(data, df); err != nil {
 			return nil, fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
 		}
 	}
-	return t, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	return out, nil
 }
 
 // lexicalSegments are the segments in id order and the dead chunk ids.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 )
 
 // Params are BM25F's: k1 (how fast repeats of a term stop counting) and,
@@ -113,6 +114,7 @@ func (l *List) Decode(data []byte, n int) error {
 	if len(l.IDs) > 0 {
 		last = l.IDs[len(l.IDs)-1]
 	}
+	l.IDs = slices.Grow(l.IDs, n)
 	prev, at := int64(0), 0
 	for i := range n {
 		d, k := binary.Uvarint(data[at:])
