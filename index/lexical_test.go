@@ -245,3 +245,36 @@ func TestInterruptedBuildCatchesUpKeywords(t *testing.T) {
 		t.Fatalf("after the next build, zeppelin is found %d times, want 1", n)
 	}
 }
+
+// The chunk that says the query's words together outranks a shorter one
+// that says each of them far apart, which plain BM25F prefers.
+func TestProximityBeatsScatteredRepeats(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	filler := strings.Repeat("Nothing to see on this line.\n", 6)
+	writeFiles(t, src, map[string]string{
+		"scattered.md": "# Notes\n\nRetention.\n" + filler + "Blocks.\n" + filler + "Compaction.\n",
+		"answer.md":    "# Storage\n\nCompaction merges blocks past retention.\n" + filler + filler + filler,
+		"other.md":     "# Other\n\nUnrelated words about scraping.\n",
+	})
+	opt := testOptions(nil, src)
+	opt.Chunk.Size = 4000 // a chunk a file
+	build(t, dir, opt)
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	top := func(noProximity bool) string {
+		res, err := ix.Search(context.Background(), "compaction of blocks and retention", SearchOptions{Limit: 3, NoProximity: noProximity})
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("search: %v %+v", err, res)
+		}
+		return res.Hits[0].Path
+	}
+	if got := top(true); got != "scattered.md" {
+		t.Fatalf("without proximity %s comes first: the case no longer tells proximity apart", got)
+	}
+	if got := top(false); got != "answer.md" {
+		t.Errorf("with proximity %s comes first, want answer.md", got)
+	}
+}
