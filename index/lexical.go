@@ -181,9 +181,9 @@ func (s *store) writeKeywords(ctx context.Context, docs []lexDoc) error {
 	})
 }
 
-// compactMax bounds the postings a build merges at its end (compact): a
-// merge holds them in memory, about 10 bytes each.
-const compactMax = 16 << 20
+// compactMax bounds the postings a build merges at its end (compact),
+// about 4 bytes each on disk, read and written again.
+const compactMax = 32 << 20
 
 // compact merges the segments written since segment after (exclusive)
 // into one, when there are several and they fit compactMax: a search reads
@@ -254,55 +254,89 @@ func (s *store) catchUpKeywords(ctx context.Context) error {
 
 // writeSegment stores lists as a new segment, the newest.
 func writeSegment(ctx context.Context, tx *sql.Tx, lists map[string]*bm25.List) error {
-	if len(lists) == 0 {
-		return nil
-	}
-	lo, hi, postings := int64(math.MaxInt64), int64(0), 0
-	for _, l := range lists {
-		lo, hi, postings = min(lo, l.IDs[0]), max(hi, l.IDs[len(l.IDs)-1]), postings+len(l.IDs)
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO lex_segments(id, lo, hi, postings) VALUES((SELECT coalesce(max(id), 0) + 1 FROM lex_segments), ?, ?, ?)`, lo, hi, postings)
-	if err != nil {
-		return err
-	}
-	seg, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
-	// Sorted, so the table's B-tree fills in order, and many rows to a
-	// statement: a call per row was most of the cost of writing.
 	terms := make([]string, 0, len(lists))
 	for t := range lists {
 		terms = append(terms, t)
 	}
 	sort.Strings(terms)
-	const rowsPerInsert = 128
-	var ins *sql.Stmt
-	args := make([]any, 0, 4*rowsPerInsert)
-	for len(terms) > 0 {
-		n := min(len(terms), rowsPerInsert)
-		args = args[:0]
-		for _, t := range terms[:n] {
-			l := lists[t]
-			args = append(args, t, seg, len(l.IDs), l.Encode())
-		}
-		stmt := ins
-		if n < rowsPerInsert || ins == nil {
-			q := `INSERT INTO lex_postings(term, seg, df, data) VALUES(?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
-			if stmt, err = tx.PrepareContext(ctx, q); err != nil {
-				return err
-			}
-			defer stmt.Close()
-			if n == rowsPerInsert {
-				ins = stmt
-			}
-		}
-		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+	w, err := newSegmentWriter(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, t := range terms {
+		if err := w.add(t, lists[t]); err != nil {
 			return err
 		}
-		terms = terms[n:]
+	}
+	return w.close()
+}
+
+// segmentWriter writes a new segment a term at a time, in term order, so
+// the table's B-tree fills in order, and many rows to a statement: a call
+// per row was most of the cost of writing.
+type segmentWriter struct {
+	ctx          context.Context
+	tx           *sql.Tx
+	seg, lo, hi  int64
+	postings     int
+	args         []any
+	full, closed *sql.Stmt
+}
+
+const rowsPerInsert = 128
+
+func newSegmentWriter(ctx context.Context, tx *sql.Tx) (*segmentWriter, error) {
+	w := &segmentWriter{ctx: ctx, tx: tx, lo: math.MaxInt64}
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM lex_segments`).Scan(&w.seg)
+	return w, err
+}
+
+func (w *segmentWriter) add(term string, l *bm25.List) error {
+	if len(l.IDs) == 0 {
+		return nil
+	}
+	w.lo, w.hi, w.postings = min(w.lo, l.IDs[0]), max(w.hi, l.IDs[len(l.IDs)-1]), w.postings+len(l.IDs)
+	w.args = append(w.args, term, w.seg, len(l.IDs), l.Encode())
+	if len(w.args) == 4*rowsPerInsert {
+		return w.flush()
 	}
 	return nil
+}
+
+func (w *segmentWriter) flush() error {
+	n := len(w.args) / 4
+	if n == 0 {
+		return nil
+	}
+	q := `INSERT INTO lex_postings(term, seg, df, data) VALUES(?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+	stmt := w.full
+	if stmt == nil || n < rowsPerInsert {
+		var err error
+		if stmt, err = w.tx.PrepareContext(w.ctx, q); err != nil {
+			return err
+		}
+		if n == rowsPerInsert {
+			w.full = stmt
+		} else {
+			defer stmt.Close()
+		}
+	}
+	_, err := stmt.ExecContext(w.ctx, w.args...)
+	w.args = w.args[:0]
+	return err
+}
+
+// close writes what is left and records the segment, if it holds any.
+func (w *segmentWriter) close() error {
+	err := w.flush()
+	if w.full != nil {
+		w.full.Close()
+	}
+	if err != nil || w.postings == 0 {
+		return err
+	}
+	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO lex_segments(id, lo, hi, postings) VALUES(?, ?, ?, ?)`, w.seg, w.lo, w.hi, w.postings)
+	return err
 }
 
 type segment struct {
@@ -362,27 +396,36 @@ func readSegments(ctx context.Context, tx *sql.Tx) ([]segment, error) {
 }
 
 // mergeRun replaces a run of the newest segments by one, without the
-// postings of dead chunks.
+// postings of dead chunks. It holds one term's postings at a time: SQLite
+// sorts the run's rows by term (spilling to disk as it needs), so a merge
+// of a million chunks' postings does not need their size in memory.
 func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 	first, last := run[0], run[len(run)-1]
 	lo, hi := first.lo, last.hi
 	for _, s := range run {
 		lo, hi = min(lo, s.lo), max(hi, s.hi)
 	}
-	dead := map[int64]bool{}
 	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi)
 	if err != nil {
 		return err
 	}
+	dead := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		dead[id] = true
 	}
-	lists := map[string]*bm25.List{}
-	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg BETWEEN ? AND ? ORDER BY seg`, first.id, last.id)
+	w, err := newSegmentWriter(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// The sort makes SQLite read every row before it returns the first,
+	// so the writer's inserts cannot meet the rows being read.
+	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg BETWEEN ? AND ? ORDER BY term, seg`, first.id, last.id)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	var cur string
+	var out bm25.List
 	for rows.Next() {
 		var term string
 		var df int
@@ -390,13 +433,15 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 		if err := rows.Scan(&term, &df, &data); err != nil {
 			return err
 		}
+		if term != cur {
+			if err := w.add(cur, &out); err != nil {
+				return err
+			}
+			cur, out = term, bm25.List{}
+		}
 		var in bm25.List
 		if err := in.Decode(data, df); err != nil {
 			return fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
-		}
-		out := lists[term]
-		if out == nil {
-			out = &bm25.List{}
 		}
 		for i, id := range in.IDs {
 			if dead[id] {
@@ -407,14 +452,14 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 			}
 			out.Add(id, in.Impacts[i])
 		}
-		if len(out.IDs) > 0 {
-			lists[term] = out
-		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	rows.Close()
+	if err := w.add(cur, &out); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM lex_postings WHERE seg BETWEEN ? AND ?`,
 		`DELETE FROM lex_segments WHERE id BETWEEN ? AND ?`,
@@ -426,7 +471,7 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi); err != nil {
 		return err
 	}
-	return writeSegment(ctx, tx, lists)
+	return w.close()
 }
 
 // lexicalState caches what every keyword search needs and only a write

@@ -43,7 +43,7 @@ func TestReportKeepsHandWrittenTextAndReplacesItsSection(t *testing.T) {
 	}
 	res.metrics["BenchmarkSearch/100k"][0].value = 9.5
 	twice := splice(once, render(res, day))
-	if strings.Count(twice, begin) != 1 || !strings.Contains(twice, "| retrieval p50 at 100k chunks (ms) | 9.50 | ≤ 10 |") {
+	if strings.Count(twice, begin) != 1 || !strings.Contains(twice, "| retrieval p50 at 100k chunks, hybrid (ms) | 9.50 | ≤ 5 |") {
 		t.Errorf("a second run should replace the section, not add one:\n%s", twice)
 	}
 	if !strings.HasSuffix(twice, "Hand-written analysis.\n") {
