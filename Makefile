@@ -41,6 +41,7 @@ bench: ort ollama
 # Retrieval at 1M chunks: tens of minutes and several GiB of memory.
 bench-large:
 	LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'Search/1000k' -benchtime 1x -timeout 120m ./index/
+	cd bench && LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'LexicalStage/1000k' -benchtime 1x -timeout 60m ./lexical/
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -50,7 +51,7 @@ lint:
 # at a time). Findings are kept under each package's testdata/fuzz and run
 # by make test from then on.
 FUZZTIME ?= 30s
-FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzFTSQuery index:FuzzGraphFile rerank:FuzzModelDir \
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index:FuzzGraphFile rerank:FuzzModelDir \
 	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done

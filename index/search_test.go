@@ -96,7 +96,7 @@ func TestSearchSurvivesHostileQueries(t *testing.T) {
 	}
 }
 
-func FuzzFTSQuery(f *testing.F) {
+func FuzzQuery(f *testing.F) {
 	ix := searchIndex(f, nil)
 	for _, s := range []string{`"a`, `x:y`, `NEAR(`, `a OR`, `*`, `OLLAMA_HOST`, `--flag`} {
 		f.Add(s)
