@@ -253,9 +253,7 @@ func readChunks(b *testing.B, db *sql.DB) []chunk {
 		if err := rows.Scan(&c.id, &path, &heading, &text); err != nil {
 			b.Fatal(err)
 		}
-		var idents []string
-		bm25.Identifiers(heading+"\n"+text, func(id string) { idents = append(idents, id) })
-		c.cols = [4]string{path, heading, text, strings.Join(idents, " ")}
+		c.cols = lexicalColumns(path, heading, text)
 		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
