@@ -484,7 +484,8 @@ type lexicalState struct {
 	lexDead    map[int64]bool
 }
 
-// lexicalIDs returns chunk ids by BM25, best first.
+// lexicalIDs returns the k best chunk ids by BM25F, their top
+// proximityDepth re-ranked by proximity when asked, best first.
 func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity bool) ([]int64, error) {
 	terms := bm25.Query(query)
 	if len(terms) == 0 {
