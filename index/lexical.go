@@ -33,20 +33,22 @@ type Hit struct {
 }
 
 // The keyword index is a log of segments. A segment holds, for every term
-// of its chunks, a row of
-// postings (package bm25's encoding). A build writes a segment every
-// segmentChunks chunks and at its end. Chunk ids only grow (AUTOINCREMENT),
-// and segments are only ever merged as a run of the newest, so reading a
-// term's rows in segment order yields its postings in id order. A chunk
-// that is replaced or removed is listed in lex_deleted until a merge drops
-// its postings; until then it still counts in its terms' document
-// frequency, as in Lucene. Impacts are computed with the average lengths
-// of when their segment was written, and merges carry them over: a first
-// build's early segments saw only its first files, but a chunk's length
-// against the average moves its impact by a few percent at most. lex_stats holds the count of live chunks in
-// segments and their total length, for idf and BM25's average length, the
-// highest chunk id in a segment, and a version that tells a reader its
-// cached deleted set is stale.
+// of its chunks, a row of postings (package bm25's encoding). A build
+// writes a segment every segmentChunks chunks and at its end. Chunk ids
+// only grow (AUTOINCREMENT), and segments are only ever merged as a run of
+// the newest, so reading a term's rows in segment order yields its
+// postings in id order.
+//
+// A chunk that is replaced or removed is listed in lex_deleted until a
+// merge drops its postings; until then it still counts in its terms'
+// document frequency, as in Lucene. Impacts are computed with the average
+// field lengths of when their segment was written, and merges carry them
+// over: a first build's early segments saw only its first files, but a
+// chunk's length against the average moves its impact by a few percent at
+// most. lex_stats holds the count of live chunks in segments and their
+// total field lengths (for idf and BM25F's averages), the highest chunk id
+// in a segment, and a version that tells a reader its cached segment list
+// and deleted set are stale.
 const lexicalSchema = `
 CREATE TABLE IF NOT EXISTS lex_segments(id INTEGER PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL, postings INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;
