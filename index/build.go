@@ -309,7 +309,7 @@ func (b *builder) checkMeta(ctx context.Context) error {
 		return b.st.setMeta(ctx, "schema_version", schemaVersion, "embedder", want, "created_at", strconv.FormatInt(time.Now().Unix(), 10), "chunker", b.sig)
 	}
 	if ver == "1" && !b.opt.Rebuild {
-		b.notice("upgrading the index to this lore's format (once; its vectors are kept)")
+		b.notice("upgrading the index to this lore's format (once; nothing is read or embedded again)")
 		if err := migrateV1(ctx, b.st); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -167,7 +168,7 @@ func TestFormat1IsUpgraded(t *testing.T) {
 	downgradeToV1(t, genPath(t, dir, dbFile))
 
 	_, err := Open(dir, "test")
-	if err == nil || !strings.Contains(err.Error(), "run `lore index` to upgrade it") {
+	if !errors.Is(err, ErrOldFormat) || !strings.HasPrefix(err.Error(), `index "test" was built by an older lore: run `+"`lore index`"+` to upgrade it`) {
 		t.Fatalf("opening a format-1 index: %v", err)
 	}
 	before := emb.total()

@@ -12,13 +12,18 @@ import (
 var ErrOldFormat = errors.New("index format")
 
 // formatError says what to do about an index of format ver, which is not
-// this lore's.
+// this lore's. It is ErrOldFormat.
 func formatError(name, ver string) error {
 	if ver == "1" {
-		return fmt.Errorf("%w: index %q was built by an older lore: run `lore index` to upgrade it (its vectors are kept)", ErrOldFormat, name)
+		return oldFormat(fmt.Sprintf("index %q was built by an older lore: run `lore index` to upgrade it (nothing is read or embedded again)", name))
 	}
-	return fmt.Errorf("%w: index %q has format %s, this lore reads %s: run `lore index --rebuild`", ErrOldFormat, name, ver, schemaVersion)
+	return oldFormat(fmt.Sprintf("index %q has format %s, this lore reads %s: run `lore index --rebuild`", name, ver, schemaVersion))
 }
+
+type oldFormat string
+
+func (e oldFormat) Error() string        { return string(e) }
+func (e oldFormat) Is(target error) bool { return target == ErrOldFormat }
 
 // checkFormat is a reader's look at the format: "" is a first build that
 // has not written it yet.
