@@ -12,6 +12,13 @@ LDFLAGS := -X main.version=$(VERSION)
 EMBEDDER ?= none
 SAMPLE  := XDG_DATA_HOME=$(CURDIR)/.cache/sample/data XDG_STATE_HOME=$(CURDIR)/.cache/sample/state
 
+# ONNX Runtime for the onnxruntime reranker backend, from the npm package
+# onnxruntime-node (its tarball carries the Linux x64 library). Version 1.23.x
+# matches onnxruntime_go v1.25.0 (ORT API version 23). No install scripts run.
+ORT_VERSION := 1.23.2
+ORT_LIB     := .cache/ort/libonnxruntime.so.1
+export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
+
 .PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama e2e
 
 build:

@@ -53,7 +53,10 @@ func isCorrupt(err error) bool {
 	if errors.Is(err, errCorruptData) {
 		return true
 	}
-	return sqlitex.Damaged(err) || strings.Contains(err.Error(), "invalid fts5 file format")
+	// A value of another type than lore writes in its column (database/sql
+	// cannot scan it) is a flipped byte in a record SQLite found well formed.
+	msg := err.Error()
+	return sqlitex.Damaged(err) || strings.Contains(msg, "invalid fts5 file format") || strings.Contains(msg, "sql: Scan error on column")
 }
 
 // damaged turns a SQLite error that means corruption into a DamagedError
@@ -69,6 +72,12 @@ func damaged(name string, err error) error {
 // "(11)" code at its end: "database disk image is malformed".
 func sqliteReason(err error) string {
 	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, `sql: Scan error on column index `); ok {
+		if _, name, ok := strings.Cut(after, `name "`); ok {
+			name, _, _ = strings.Cut(name, `"`)
+			return "a value of the wrong type in column " + name
+		}
+	}
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
 		msg = coded.(error).Error()

@@ -213,3 +213,18 @@ func TestDamagedGraphIsRebuiltFromVectors(t *testing.T) {
 		t.Error("the saved graph is still called damaged")
 	}
 }
+
+// A record that SQLite reads back fine but with a value lore never wrote
+// there (a flipped byte that turned a line number into text) is damage,
+// said as such, not a Scan error.
+func TestValueOfTheWrongTypeIsDamage(t *testing.T) {
+	ix := searchIndex(t, nil)
+	if _, err := ix.st.db.Exec(`UPDATE chunks SET start_line = 'x7' WHERE id IN (SELECT id FROM chunks)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ix.Search(context.Background(), "cancel", SearchOptions{})
+	wantDamaged(t, "search", err)
+	if !strings.Contains(err.Error(), "a value of the wrong type in column start_line") {
+		t.Errorf("the reason should name the column, not database/sql's message: %v", err)
+	}
+}

@@ -31,7 +31,7 @@ func Open(dir, name string) (*Index, error) {
 	if gen == "" {
 		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", ErrNoIndex, name)
 	}
-	st, err := openStore(filepath.Join(dir, gen, dbFile))
+	st, err := openReader(filepath.Join(dir, gen, dbFile))
 	if err != nil {
 		return nil, damaged(name, err)
 	}

@@ -186,7 +186,10 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	if err != nil {
 		return res, err
 	}
-	for i, c := range order {
+	// chunkHits leaves out a chunk that is gone (a writer's race, or a
+	// damaged row): match by id, not by position.
+	for i := range hits {
+		c := cands[hits[i].ChunkID]
 		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank = c.score, c.lex, c.vec
 	}
 	res.Hits = hits

@@ -147,3 +147,31 @@ func TestSearchBeforeAnyVector(t *testing.T) {
 		t.Fatalf("search before any vector: %v %+v", err, res)
 	}
 }
+
+// A chunk that postings name but the chunks table no longer holds (a
+// damaged row, or a race with a writer) is left out of the results; the
+// others keep their own scores and ranks.
+func TestSearchSkipsChunksThatAreGone(t *testing.T) {
+	ix := searchIndex(t, nil)
+	ctx := context.Background()
+	before, err := ix.Search(ctx, "cancel the server named file in the autumn", SearchOptions{Limit: 5})
+	if err != nil || len(before.Hits) < 2 {
+		t.Fatalf("search: %v %+v", err, before)
+	}
+	gone := before.Hits[0]
+	if _, err := ix.st.db.Exec(`DELETE FROM chunks WHERE id = ?`, gone.ChunkID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ix.Search(ctx, "cancel the server named file in the autumn", SearchOptions{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range after.Hits {
+		if h.ChunkID == gone.ChunkID {
+			t.Fatalf("the removed chunk came back: %+v", h)
+		}
+		if i+1 < len(before.Hits) && (h.ChunkID != before.Hits[i+1].ChunkID || h.LexicalRank != before.Hits[i+1].LexicalRank) {
+			t.Errorf("hit %d is %d (lexical rank %d), want %d (rank %d)", i, h.ChunkID, h.LexicalRank, before.Hits[i+1].ChunkID, before.Hits[i+1].LexicalRank)
+		}
+	}
+}

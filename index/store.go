@@ -80,10 +80,18 @@ type store struct {
 	db *sql.DB
 }
 
-func openStore(path string) (*store, error) {
-	// Memory-mapped reads: a keyword search reads posting lists all over
-	// the file, and through read() a third of its time was system calls.
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=mmap_size(1073741824)"
+func openStore(path string) (*store, error) { return openDB(path, "") }
+
+// openReader is openStore for an Index: its reads are memory-mapped. A
+// keyword search reads posting lists all over the file, and through read()
+// a third of its time was system calls. Writers do not map: a build reads
+// every page it writes, and mapped pages count in its resident memory.
+func openReader(path string) (*store, error) {
+	return openDB(path, "&_pragma=mmap_size(1073741824)")
+}
+
+func openDB(path, pragmas string) (*store, error) {
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)" + pragmas
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open index database: %w", err)

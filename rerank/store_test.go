@@ -129,7 +129,9 @@ func TestStoreImportRefusesModelsThatCannotRun(t *testing.T) {
 		{"no tokenizer", func(dir string) { os.Remove(filepath.Join(dir, "tokenizer.json")) }, "tokenizer.json is missing"},
 		{"tokenizer not JSON", write("tokenizer.json", "{"), "tokenizer.json is not valid JSON"},
 		{"tokenizer without a vocabulary", write("tokenizer.json", `{"model":{"type":"WordPiece"}}`), "tokenizer.json"},
-		{"two logits per pair", shaped(twoLabels), "model.onnx cannot be loaded"},
+		// hugot's Go backend refuses the graph when it loads it; ONNX
+		// Runtime loads it and the test pair shows the two values.
+		{"two logits per pair", shaped(twoLabels), "model.onnx cannot be loaded|gives 2 values per pair, not one logit"},
 		// config.json promises 512 positions, the graph has 8: short pairs
 		// run, a passage of real length fails.
 		{"fewer positions than config.json says", func(dir string) {
@@ -143,7 +145,11 @@ func TestStoreImportRefusesModelsThatCannotRun(t *testing.T) {
 			copyModel(t, src)
 			tt.spoil(src)
 			_, err := s.Import(context.Background(), src, "org/broken")
-			if !errors.Is(err, ErrBadModel) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			said := false
+			for _, want := range strings.Split(tt.want, "|") {
+				said = said || err != nil && strings.Contains(err.Error(), want)
+			}
+			if !errors.Is(err, ErrBadModel) || !said || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v; want one line with %q", err, tt.want)
 			}
 			if entries, _ := os.ReadDir(s.Dir); len(entries) != 0 {
