@@ -85,7 +85,7 @@ var ErrBadSource = errors.New("cannot index")
 // its whole run. Work is committed as it goes, so an interrupted build
 // keeps everything it finished; the next build picks up from there.
 func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
-	b := &builder{opt: opt, dir: dir, sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
+	b := &builder{opt: opt, dir: dir, keywords: newKeywordBuffer(), sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
 	b.progress.Started = time.Now()
 	if b.opt.Workers <= 0 {
 		b.opt.Workers = runtime.GOMAXPROCS(0)
@@ -112,7 +112,7 @@ type builder struct {
 	gen      string
 	st       *store
 	sig      string
-	keywords []lexDoc // chunks written since the last keyword segment
+	keywords *keywordBuffer // chunks written since the last keyword segment
 	dim      int
 	sum      Summary
 	progress Progress
@@ -597,7 +597,6 @@ func (b *builder) writeKeywords(ctx context.Context) error {
 	if err := b.st.writeKeywords(ctx, b.keywords); err != nil {
 		return fmt.Errorf("write keyword index: %w", err)
 	}
-	b.keywords = b.keywords[:0]
 	return nil
 }
 
@@ -744,8 +743,8 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	b.keywords = append(b.keywords, added...)
-	if len(b.keywords) >= segmentChunks {
+	b.keywords.add(added)
+	if b.keywords.pending.Len() >= segmentChunks {
 		if err := b.writeKeywords(ctx); err != nil {
 			return err
 		}

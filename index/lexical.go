@@ -86,13 +86,15 @@ const segmentChunks = 16384
 // lexWriter is the keyword side of one write transaction.
 type lexWriter struct {
 	tx                 *sql.Tx
-	added              []lexDoc
+	added              *bm25.Pending
 	docs, body, idents int64 // changes to lex_stats
 	covered            int64 // the highest chunk id in a segment; -1 until read
 	deleted            bool
 }
 
-func newLexWriter(tx *sql.Tx) *lexWriter { return &lexWriter{tx: tx, covered: -1} }
+func newLexWriter(tx *sql.Tx) *lexWriter {
+	return &lexWriter{tx: tx, added: bm25.NewPending(), covered: -1}
+}
 
 // drop records that the chunks of a document are going away: those already
 // in a segment are dead from now on, and leave the stats.
@@ -123,26 +125,23 @@ func (w *lexWriter) drop(ctx context.Context, docID int64) error {
 	return nil
 }
 
-func (w *lexWriter) add(d lexDoc) {
-	w.added = append(w.added, d)
-	w.docs++
-	w.body += int64(d.doc.BodyLen)
-	w.idents += int64(d.doc.IdentsLen)
+// add takes pending chunks: their stats, and their postings to write.
+func (w *lexWriter) add(p *bm25.Pending, body, idents int64) {
+	w.added = p
+	w.docs += int64(p.Len())
+	w.body += body
+	w.idents += idents
 }
 
 // commit writes the added chunks as a new segment, and the stats, and
 // merges what the fanout calls for; all inside the caller's transaction.
 func (w *lexWriter) commit(ctx context.Context) error {
-	if len(w.added) == 0 && !w.deleted {
+	if w.added.Len() == 0 && !w.deleted {
 		return nil
-	}
-	covered := int64(0)
-	if len(w.added) > 0 {
-		covered = w.added[len(w.added)-1].id
 	}
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO lex_stats(one, docs, body, idents, covered, version) VALUES(1, ?, ?, ?, ?, 1)
 		ON CONFLICT(one) DO UPDATE SET docs = docs + excluded.docs, body = body + excluded.body, idents = idents + excluded.idents,
-			covered = max(covered, excluded.covered), version = version + 1`, w.docs, w.body, w.idents, covered); err != nil {
+			covered = max(covered, excluded.covered), version = version + 1`, w.docs, w.body, w.idents, w.added.Last()); err != nil {
 		return err
 	}
 	var docs, body, idents float64
@@ -150,37 +149,52 @@ func (w *lexWriter) commit(ctx context.Context) error {
 		return err
 	}
 	avg := bm25.Averages{Body: body / max(1, docs), Idents: idents / max(1, docs)}
-	if len(w.added) > 0 {
-		lists := map[string]*bm25.List{}
-		for _, d := range w.added {
-			for _, tf := range d.doc.Terms {
-				l := lists[tf.Term]
-				if l == nil {
-					l = &bm25.List{}
-					lists[tf.Term] = l
-				}
-				l.Add(d.id, bm25Params.Impact(tf, d.doc, avg))
-			}
+	if w.added.Len() > 0 {
+		sw, err := newSegmentWriter(ctx, w.tx)
+		if err != nil {
+			return err
 		}
-		if err := writeSegment(ctx, w.tx, lists); err != nil {
+		if err := w.added.Each(bm25Params, avg, sw.add); err != nil {
+			return err
+		}
+		if err := sw.close(); err != nil {
 			return err
 		}
 	}
 	return mergeSegments(ctx, w.tx, int64(docs))
 }
 
-// writeKeywords writes chunks, analysed and in id order, as a segment.
-func (s *store) writeKeywords(ctx context.Context, docs []lexDoc) error {
-	if len(docs) == 0 {
+// keywordBuffer gathers the chunks a build writes until they make a
+// segment.
+type keywordBuffer struct {
+	pending      *bm25.Pending
+	body, idents int64
+}
+
+func newKeywordBuffer() *keywordBuffer { return &keywordBuffer{pending: bm25.NewPending()} }
+
+func (k *keywordBuffer) add(docs []lexDoc) {
+	for _, d := range docs {
+		k.pending.Add(d.id, d.doc)
+		k.body += int64(d.doc.BodyLen)
+		k.idents += int64(d.doc.IdentsLen)
+	}
+}
+
+// writeKeywords writes the buffered chunks as a segment and empties k.
+func (s *store) writeKeywords(ctx context.Context, k *keywordBuffer) error {
+	if k.pending.Len() == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
 		w := newLexWriter(tx)
-		for _, d := range docs {
-			w.add(d)
-		}
+		w.add(k.pending, k.body, k.idents)
 		return w.commit(ctx)
 	})
+	if err == nil {
+		*k = *newKeywordBuffer()
+	}
+	return err
 }
 
 // compactMax bounds the postings a build merges at its end (compact),
@@ -232,7 +246,7 @@ func (s *store) catchUpKeywords(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		var docs []lexDoc
+		k := newKeywordBuffer()
 		for rows.Next() {
 			var d lexDoc
 			var f bm25.Fields
@@ -241,16 +255,16 @@ func (s *store) catchUpKeywords(ctx context.Context) error {
 				return err
 			}
 			d.doc = bm25.Analyze(f)
-			docs = append(docs, d)
+			k.add([]lexDoc{d})
 		}
 		rows.Close()
-		if err := rows.Err(); err != nil || len(docs) == 0 {
+		if err := rows.Err(); err != nil || k.pending.Len() == 0 {
 			return err
 		}
-		if err := s.writeKeywords(ctx, docs); err != nil {
+		covered = k.pending.Last()
+		if err := s.writeKeywords(ctx, k); err != nil {
 			return err
 		}
-		covered = docs[len(docs)-1].id
 	}
 }
 

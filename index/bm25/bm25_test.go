@@ -3,6 +3,7 @@ package bm25
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -238,5 +239,38 @@ func TestProximityRewardsQueryWordsTogether(t *testing.T) {
 	}
 	if got := p.Score("Rétentions over\ntwo lines: timing\n"); got != 4 {
 		t.Errorf("stemmed and folded words within three lines: %v, want 4", got)
+	}
+}
+
+// Pending's compact form gives the same postings and impacts as the Docs
+// it was given.
+func TestPendingKeepsWhatItIsGiven(t *testing.T) {
+	docs := []Doc{
+		Analyze(Fields{Path: "a.md", Heading: "Retention", Body: "Retention is 15d by default."}),
+		Analyze(Fields{Path: "b.md", Heading: "Storage", Body: "Set storage.tsdb.retention.time to keep more."}),
+	}
+	ids := []int64{7, 300}
+	p := NewPending()
+	for i, d := range docs {
+		p.Add(ids[i], d)
+	}
+	avg := Averages{Body: 6, Idents: 1}
+	want := map[string]string{}
+	for i, d := range docs {
+		for _, tf := range d.Terms {
+			want[tf.Term] += fmt.Sprintf("%d:%d ", ids[i], DefaultParams.Impact(tf, d, avg))
+		}
+	}
+	got := map[string]string{}
+	var order []string
+	p.Each(DefaultParams, avg, func(term string, l *List) error {
+		order = append(order, term)
+		for i, id := range l.IDs {
+			got[term] += fmt.Sprintf("%d:%d ", id, l.Impacts[i])
+		}
+		return nil
+	})
+	if !maps.Equal(got, want) || !slices.IsSorted(order) || p.Len() != 2 || p.Last() != 300 {
+		t.Errorf("pending gave %v in order %v, want %v", got, order, want)
 	}
 }
