@@ -509,7 +509,7 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity 
 	}
 	// One read transaction: the stats, the dead set and the postings all
 	// from the same snapshot, whatever a build beside us commits.
-	tx, err := ix.st.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := ix.lex.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}

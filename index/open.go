@@ -19,6 +19,7 @@ type Index struct {
 	dir  string
 	gen  string
 	st   *store
+	lex  *store // keyword searches only: memory-mapped (openKeywordReader)
 	graphState
 	lexicalState
 }
@@ -31,7 +32,7 @@ func Open(dir, name string) (*Index, error) {
 	if gen == "" {
 		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", ErrNoIndex, name)
 	}
-	st, err := openReader(filepath.Join(dir, gen, dbFile))
+	st, err := openStore(filepath.Join(dir, gen, dbFile))
 	if err != nil {
 		return nil, damaged(name, err)
 	}
@@ -47,7 +48,12 @@ func Open(dir, name string) (*Index, error) {
 		st.Close()
 		return nil, damaged(name, err)
 	}
-	return &Index{name: name, dir: dir, gen: gen, st: st}, nil
+	lex, err := openKeywordReader(filepath.Join(dir, gen, dbFile))
+	if err != nil {
+		st.Close()
+		return nil, damaged(name, err)
+	}
+	return &Index{name: name, dir: dir, gen: gen, st: st, lex: lex}, nil
 }
 
 // Check runs SQLite's quick_check on the index: ErrCorrupt (a
@@ -96,7 +102,7 @@ func (ix *Index) Files(ctx context.Context) ([]File, error) {
 }
 
 // Close releases the database.
-func (ix *Index) Close() error { return ix.st.Close() }
+func (ix *Index) Close() error { return errors.Join(ix.lex.Close(), ix.st.Close()) }
 
 // Status describes an index and how it compares with the files on disk.
 type Status struct {

@@ -82,11 +82,12 @@ type store struct {
 
 func openStore(path string) (*store, error) { return openDB(path, "") }
 
-// openReader is openStore for an Index: its reads are memory-mapped. A
-// keyword search reads posting lists all over the file, and through read()
-// a third of its time was system calls. Writers do not map: a build reads
-// every page it writes, and mapped pages count in its resident memory.
-func openReader(path string) (*store, error) {
+// openKeywordReader is a connection pool of its own for keyword searches,
+// whose reads are memory-mapped: they read posting lists all over the
+// file, and through read() a third of their time was system calls. Only
+// they map: mapped pages count in a process's resident memory, and a
+// build, a quick_check or a graph rebuild reads every page.
+func openKeywordReader(path string) (*store, error) {
 	return openDB(path, "&_pragma=mmap_size(1073741824)")
 }
 
