@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -266,25 +265,6 @@ func (s *store) catchUpKeywords(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// writeSegment stores lists as a new segment, the newest.
-func writeSegment(ctx context.Context, tx *sql.Tx, lists map[string]*bm25.List) error {
-	terms := make([]string, 0, len(lists))
-	for t := range lists {
-		terms = append(terms, t)
-	}
-	sort.Strings(terms)
-	w, err := newSegmentWriter(ctx, tx)
-	if err != nil {
-		return err
-	}
-	for _, t := range terms {
-		if err := w.add(t, lists[t]); err != nil {
-			return err
-		}
-	}
-	return w.close()
 }
 
 // segmentWriter writes a new segment a term at a time, in term order, so
