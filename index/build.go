@@ -775,29 +775,53 @@ type graphItem struct {
 
 // loadGraph reads the graph file, or starts an empty graph when it is
 // missing, unreadable or mostly tombstones; the caller syncs it with the
-// stored vectors either way.
+// stored vectors either way. A build checks every vector of the file (a
+// search checks only those it returns) before adding to it and saving it.
 func (b *builder) loadGraph() *vectorGraph {
 	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
+	if err == nil {
+		if err = vg.g.Verify(); err != nil {
+			vg.close()
+		}
+	}
 	if errors.Is(err, errGraphFormat) {
 		b.notice(graphDamagedNotice)
 	}
-	if err != nil || vg.tombstones() > max(64, vg.h.len()/4) {
+	if err == nil && vg.tombstones() > max(64, vg.Len()/3) {
+		vg.close()
+		err = errors.New("mostly tombstones")
+	}
+	if err != nil {
 		vg = newVectorGraph(b.dim)
 	}
 	return vg
 }
 
+// startGraph inserts vectors as the build stores them, from one goroutine
+// per core: inserts lock per node, so they scale with cores, and they
+// overlap with chunking and SQLite writes.
 func (b *builder) startGraph() {
 	f := &graphFeeder{vg: b.loadGraph(), ch: make(chan graphItem, 1024), done: make(chan error, 1)}
-	go func() {
-		var err error
-		for it := range f.ch {
-			if err == nil {
-				err = f.vg.add(it.id, it.vec)
-				f.added++
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	added := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for it := range f.ch {
+				if errs[w] == nil {
+					errs[w] = f.vg.add(it.id, it.vec)
+					added[w]++
+				}
 			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		for _, a := range added {
+			f.added += a
 		}
-		f.done <- err
+		f.done <- errors.Join(errs...)
 	}()
 	b.graph = f
 }
@@ -854,9 +878,16 @@ func (b *builder) updateGraph(ctx context.Context) error {
 		return fmt.Errorf("update vector graph: %w", err)
 	}
 	path := filepath.Join(b.dir, b.gen, graphFile)
-	if fed+added+removed == 0 && fileExists(path) {
+	version, err := b.st.vectorVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	if fed+added+removed == 0 && fileExists(path) && vg.synced == version {
+		vg.close()
 		return nil
 	}
+	defer vg.close()
+	vg.synced = version
 	if err := vg.writeFile(path); err != nil {
 		return fmt.Errorf("save vector graph: %w", err)
 	}

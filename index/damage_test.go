@@ -178,10 +178,12 @@ func TestDamagedGraphIsRebuiltFromVectors(t *testing.T) {
 	// would rank nothing by meaning.
 	bad := slices.Clone(good)
 	vg, _ := readGraphFile(path, 8)
-	start := len(graphMagic) + 4 + 4*vg.tombstones() + len(hnswMagic) + 24 + 8*vg.h.len()
-	for i := start; i < start+4*8*vg.h.len(); i += 4 {
+	// The float32 vectors end the file.
+	nodes := vg.Len() + vg.tombstones()
+	for i := len(bad) - 4*8*nodes; i < len(bad); i += 4 {
 		copy(bad[i:], []byte{0, 0, 0x80, 0x3f}) // 1.0
 	}
+	vg.close()
 	os.WriteFile(path, bad, 0o644)
 
 	got := search()

@@ -102,7 +102,16 @@ func (ix *Index) Files(ctx context.Context) ([]File, error) {
 }
 
 // Close releases the database.
-func (ix *Index) Close() error { return errors.Join(ix.lex.Close(), ix.st.Close()) }
+func (ix *Index) Close() error {
+	ix.graphMu.Lock()
+	var g error
+	if ix.graph != nil {
+		g = ix.graph.close() // waits for searches in flight
+		ix.graph = nil
+	}
+	ix.graphMu.Unlock()
+	return errors.Join(ix.lex.Close(), ix.st.Close(), g)
+}
 
 // Status describes an index and how it compares with the files on disk.
 type Status struct {

@@ -114,11 +114,19 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 			if ef <= 0 {
 				ef = graphEfSearch
 			}
-			res.Notice = ix.takeGraphNotice()
 			ids, _, err := g.search(vec, opt.Depth, ef)
+			if errors.Is(err, errGraphFormat) {
+				// A vector of the file failed its checksum: search again
+				// with a graph rebuilt from the stored vectors.
+				if g, err = ix.replaceDamagedGraph(ctx, g); err != nil {
+					return res, err
+				}
+				ids, _, err = g.search(vec, opt.Depth, ef)
+			}
 			if err != nil {
 				return res, fmt.Errorf("%w: %v", ErrDimension, err)
 			}
+			res.Notice = ix.takeGraphNotice()
 			vecIDs = ids
 			res.Mode = "hybrid"
 			res.Timings.Vector = time.Since(t)
@@ -268,7 +276,7 @@ func int64Args(ids []int64) []any {
 func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 	ix.graphMu.Lock()
 	defer ix.graphMu.Unlock()
-	version, err := ix.vectorVersion(ctx)
+	version, err := ix.st.vectorVersion(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load vector graph: %w", err)
 	}
@@ -284,7 +292,9 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 			// empty folder): nothing to search by meaning.
 			return nil, nil
 		}
-		if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
+		if ix.graphBad {
+			g = newVectorGraph(dim)
+		} else if g, err = readGraphFile(filepath.Join(ix.dir, ix.gen, graphFile), dim); err != nil {
 			if errors.Is(err, errGraphFormat) {
 				ix.graphNotice = graphDamagedNotice + " (the next `lore index` saves it)"
 			}
@@ -292,22 +302,40 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 		}
 	}
 	// syncGraph is idempotent, so a half-done catch-up is kept and finished
-	// by the next call.
+	// by the next call. A graph saved at this very version needs none: that
+	// saves reading every vector id on each start.
 	ix.graph = g
-	if _, _, err := syncGraph(ctx, ix.st, g, nil); err != nil {
-		return nil, fmt.Errorf("load vector graph: %w", err)
+	if g.synced != version {
+		if _, _, err := syncGraph(ctx, ix.st, g, nil); err != nil {
+			return nil, fmt.Errorf("load vector graph: %w", err)
+		}
+		g.synced = version
 	}
 	ix.graphVersion = version
 	return g, nil
 }
 
+// replaceDamagedGraph drops a graph found damaged while searching it and
+// builds one from the stored vectors in its place (said once). The damaged
+// one is not closed: a search beside this one may still be reading it.
+func (ix *Index) replaceDamagedGraph(ctx context.Context, bad *vectorGraph) (*vectorGraph, error) {
+	ix.graphMu.Lock()
+	if ix.graph == bad {
+		ix.graph = nil
+		ix.graphNotice = graphDamagedNotice + " (the next `lore index` saves it)"
+		ix.graphBad = true
+	}
+	ix.graphMu.Unlock()
+	return ix.vectorGraph(ctx)
+}
+
 // vectorVersion changes whenever vectors are added (a higher id) or a build
 // finishes (which is when unused vectors are dropped). Both are index
 // lookups, cheap enough to run before every vector search.
-func (ix *Index) vectorVersion(ctx context.Context) (string, error) {
+func (s *store) vectorVersion(ctx context.Context) (string, error) {
 	var maxID int64
 	var built string
-	err := ix.st.db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM vectors), 0), coalesce((SELECT value FROM meta WHERE key = 'built_at'), '')`).Scan(&maxID, &built)
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce((SELECT max(id) FROM vectors), 0), coalesce((SELECT value FROM meta WHERE key = 'built_at'), '')`).Scan(&maxID, &built)
 	return strconv.FormatInt(maxID, 10) + "/" + built, err
 }
 
@@ -317,6 +345,7 @@ type graphState struct {
 	graph        *vectorGraph
 	graphVersion string
 	graphNotice  string // said once, by the search that loaded the graph
+	graphBad     bool   // the file failed a check: rebuild from the store
 }
 
 // graphDamagedNotice is said when a damaged graph file was replaced. The
