@@ -131,8 +131,8 @@ type row struct {
 }
 
 func BenchmarkANN(b *testing.B) {
-	// 100k takes about 4 minutes on 2 cores, lore's build being most of
-	// it (coder/hnsw v0.6.1 builds in 40 s); -bench ANN/10k runs the small one.
+	// 100k takes 4-6 minutes on 2 cores, lore's build being most of
+	// it (coder/hnsw v0.6.1 builds in 40-65 s); -bench ANN/10k runs the small one.
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			d := data(n)
