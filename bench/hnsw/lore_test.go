@@ -1,0 +1,34 @@
+//go:build lorehnsw
+
+// lore's graph is being moved into the package lore/index/hnsw; until it
+// exists this file builds only with -tags lorehnsw. Drop the tag when the
+// package lands.
+
+package hnsw
+
+import "lore/index/hnsw"
+
+func init() {
+	libraries = append([]library{{"lore", newLore}}, libraries...)
+}
+
+type loreGraph struct{ g *hnsw.Graph }
+
+func newLore(dim int) ann {
+	return loreGraph{hnsw.New(dim, hnsw.Options{M: m, EfConstruction: efConstruction})}
+}
+
+func (l loreGraph) add(key int64, v []float32) {
+	if err := l.g.Add(key, v); err != nil {
+		panic(err)
+	}
+}
+
+func (l loreGraph) search(q []float32, k, ef int) []int64 {
+	hits := l.g.Search(q, k, ef)
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Key
+	}
+	return out
+}
