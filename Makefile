@@ -46,9 +46,10 @@ bench: ort ollama
 	scripts/bench.sh
 
 # Retrieval at 1M chunks: tens of minutes and several GiB of memory.
-bench-large:
+bench-large: ollama
 	LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'Search/1000k' -benchtime 1x -timeout 120m ./index/
 	cd bench && LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'LexicalStage/1000k' -benchtime 1x -timeout 60m ./lexical/
+	LORE_BENCH_LARGE=1 scripts/with-ollama.sh $(GO) test -run '^$$' -bench 'RealOllama/AskRSS1M' -benchtime 1x -timeout 120m ./cmd/lore
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,9 +1,3 @@
-//go:build lorehnsw
-
-// lore's graph is being moved into the package lore/index/hnsw; until it
-// exists this file builds only with -tags lorehnsw. Drop the tag when the
-// package lands.
-
 package hnsw
 
 import "lore/index/hnsw"
@@ -25,7 +19,10 @@ func (l loreGraph) add(key int64, v []float32) {
 }
 
 func (l loreGraph) search(q []float32, k, ef int) []int64 {
-	hits := l.g.Search(q, k, ef)
+	hits, err := l.g.Search(q, k, ef)
+	if err != nil {
+		panic(err)
+	}
 	out := make([]int64, len(hits))
 	for i, h := range hits {
 		out[i] = h.Key

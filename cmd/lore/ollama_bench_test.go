@@ -40,7 +40,11 @@ import (
 //     final prompt sent straight to /api/chat, in alternating rounds;
 //   - Index: chunks/s of `lore index` with the real /api/embed, and of the
 //     same build with embedding free (vectors handed out in-process);
-//   - AskRSS100k: peak RSS of `lore ask` over a 100k-chunk index.
+//   - AskRSS100k: peak RSS of `lore ask` over a 100k-chunk index of 768-d
+//     vectors, against the vectors' raw float32 bytes, and the start-up of
+//     `lore search` over it: the process's wall time less the query's
+//     embedding, and the vector stage of its first search, which opens the
+//     graph. AskRSS1M is the same at 1M chunks (make bench-large).
 func BenchmarkRealOllama(b *testing.B) {
 	host := os.Getenv("LORE_BENCH_OLLAMA")
 	if host == "" {
@@ -51,7 +55,13 @@ func BenchmarkRealOllama(b *testing.B) {
 	m.embed768 = cmp.Or(os.Getenv("LORE_BENCH_EMBED768_MODEL"), m.embed)
 	b.Run("AskTTFT", func(b *testing.B) { benchAskTTFT(b, host, m) })
 	b.Run("Index", func(b *testing.B) { benchIndexEmbed(b, host, m) })
-	b.Run("AskRSS100k", func(b *testing.B) { benchAskRSS(b, host, m) })
+	b.Run("AskRSS100k", func(b *testing.B) { benchAskRSS(b, host, m, 10000) })
+	b.Run("AskRSS1M", func(b *testing.B) {
+		if os.Getenv("LORE_BENCH_LARGE") == "" {
+			b.Skip("1M chunks: make bench-large")
+		}
+		benchAskRSS(b, host, m, 100000)
+	})
 }
 
 // benchModels are the chat and embedding models. They should be different
@@ -403,11 +413,11 @@ func (f *freeEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]fl
 	return out, nil
 }
 
-// benchAskRSS builds a 100k-chunk index (vectors free, under the model's
-// name) and measures one `lore ask` process over it.
-func benchAskRSS(b *testing.B, host string, m benchModels) {
+// benchAskRSS builds an index of files×10 chunks (vectors free, under the
+// model's name) and measures `lore ask` and `lore search` processes over it.
+func benchAskRSS(b *testing.B, host string, m benchModels, files int) {
 	src := b.TempDir()
-	if err := benchdata.WriteCorpus(src, 10000, 10); err != nil {
+	if err := benchdata.WriteCorpus(src, files, 10); err != nil {
 		b.Fatal(err)
 	}
 	m.embed = m.embed768
@@ -448,9 +458,39 @@ func benchAskRSS(b *testing.B, host string, m benchModels) {
 	if self := benchdata.PeakRSSMiB(); rss[0] <= self {
 		b.Fatalf("lore ask peaked at %.0f MiB, no more than this process's %.0f MiB: the number is this process's, not lore's", rss[0], self)
 	}
+
+	// Start-up of `lore search`: each run is a new process whose first
+	// search opens the graph.
+	var startup, vector []time.Duration
+	for range 5 {
+		cmd := exec.Command(os.Args[0], "search", "--json", "--no-rerank", "-k", "5", "the word index and the word search")
+		cmd.Env = benchProcEnv(e)
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("lore search: %v: %s", err, stderr.String())
+		}
+		wall := time.Since(start)
+		var res struct {
+			Mode    string
+			Timings map[string]float64 `json:"timings_ms"`
+		}
+		if json.Unmarshal(out.Bytes(), &res); res.Mode != "hybrid" {
+			b.Fatalf("lore search was not hybrid: %s %s", out.String(), stderr.String())
+		}
+		ms := func(k string) time.Duration { return time.Duration(res.Timings[k] * float64(time.Millisecond)) }
+		startup = append(startup, wall-ms("embed"))
+		vector = append(vector, ms("vector"))
+	}
+	raw := float64(st.Chunks) * float64(dim) * 4 / (1 << 20)
 	b.ReportMetric(float64(st.Chunks), "chunks")
 	b.ReportMetric(float64(dim), "dim")
 	b.ReportMetric(build.Seconds(), "build-s")
 	b.ReportMetric(rss[len(rss)-1], "peak-RSS-MiB")
+	b.ReportMetric(raw, "raw-vectors-MiB")
+	b.ReportMetric(rss[len(rss)-1]-raw, "RSS-over-raw-MiB")
 	b.ReportMetric(benchdata.Millis(total, 50), "answer-total-ms")
+	b.ReportMetric(benchdata.Millis(startup, 50), "search-startup-ms")
+	b.ReportMetric(benchdata.Millis(vector, 50), "search-vector-ms")
 }

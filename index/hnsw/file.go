@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -233,10 +234,13 @@ func Open(path string) (*Graph, []byte, error) {
 	if !littleEndian {
 		return nil, nil, ErrVersion
 	}
-	data, unmap, err := mapFile(f, size)
+	data, release, err := mapFile(f, size)
 	if err != nil {
 		return nil, nil, err
 	}
+	// Once only: a second munmap of the same address could hit a newer
+	// mapping placed there.
+	unmap := sync.OnceValue(release)
 	h, meta, err := attach(data)
 	if err != nil {
 		unmap()
