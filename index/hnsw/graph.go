@@ -56,6 +56,11 @@ const (
 	maxLevel   = 32
 	lockStripe = 1 << 12
 
+	// exactBelow is the graph size up to which a search scans every
+	// vector: 4,096 int8 distances take about as long as a walk with ef 128
+	// (BENCHMARKS.md), and a small corpus then gets exact answers.
+	exactBelow = 4096
+
 	// linkSlack lets a layer-0 link list grow 8 past 2M before the
 	// heuristic cuts it back to 2M: the cut is most of an insert's cost when
 	// it runs on every overflow. At 20k vectors it built 1.55x faster, with
@@ -87,6 +92,7 @@ type block struct {
 type Graph struct {
 	dim, qdim, m, efCons int
 	stride               int // uint32s per node in links0
+	exactBelow           int // scan rather than walk up to this many nodes
 	ml                   float64
 
 	// rw is held shared by Add and Search, exclusively only to turn an
@@ -120,7 +126,7 @@ func New(dim int, opt Options) *Graph {
 	return &Graph{
 		dim: dim, qdim: (dim + 31) &^ 31, m: opt.M, efCons: opt.EfConstruction, stride: 1 + 2*opt.M + linkSlack,
 		ml: 1 / math.Log(float64(opt.M)), blocks: make([]*block, maxBlocks), locks: make([]sync.Mutex, lockStripe),
-		byKey: map[int64]uint32{}, rng: rand.New(rand.NewSource(1)), entry: -1,
+		byKey: map[int64]uint32{}, rng: rand.New(rand.NewSource(1)), entry: -1, exactBelow: exactBelow,
 	}
 }
 
@@ -360,6 +366,25 @@ func (h *Graph) greedy(q query, best cand, l int, limit uint32) cand {
 		}
 	}
 	return best
+}
+
+// scan is exhaustive search over the int8 vectors: the ef nearest live
+// nodes. Below exactBelow nodes it is cheaper than walking the graph, and
+// exact where a walk may miss a node no link leads to.
+func (h *Graph) scan(q query, ef int, limit uint32) []cand {
+	res := candHeap{c: make([]cand, 0, ef+1), max: true}
+	for i := range limit {
+		if h.isDead(i) {
+			continue
+		}
+		if d := h.dist(q, i); len(res.c) < ef || d < res.c[0].d {
+			res.push(cand{i, d})
+			if len(res.c) > ef {
+				res.pop()
+			}
+		}
+	}
+	return res.c
 }
 
 // nodeDist is the distance between two nodes.
@@ -607,11 +632,16 @@ func (h *Graph) Search(q []float32, k, ef int) ([]Hit, error) {
 	qq := query{q: make([]int8, h.qdim)}
 	qq.scale = quantize(qq.q, q)
 	limit := h.n.Load()
-	cur := cand{uint32(ep), h.dist(qq, uint32(ep))}
-	for l := top; l > 0; l-- {
-		cur = h.greedy(qq, cur, l, limit)
+	var found []cand
+	if limit <= uint32(h.exactBelow) {
+		found = h.scan(qq, ef, limit)
+	} else {
+		cur := cand{uint32(ep), h.dist(qq, uint32(ep))}
+		for l := top; l > 0; l-- {
+			cur = h.greedy(qq, cur, l, limit)
+		}
+		found = h.searchLayer(qq, []cand{cur}, ef, 0, limit)
 	}
-	found := h.searchLayer(qq, []cand{cur}, ef, 0, limit)
 	hits := make([]Hit, 0, len(found))
 	for _, c := range found {
 		if h.isDead(c.id) {

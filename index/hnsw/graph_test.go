@@ -60,6 +60,7 @@ func recall(t *testing.T, g *Graph, space *benchdata.Space, vecs map[int64][]flo
 
 func build(t *testing.T, space *benchdata.Space, n, workers int) (*Graph, map[int64][]float32) {
 	g := New(space.Dim, Options{M: 16, EfConstruction: 100})
+	g.exactBelow = 0 // walk the graph, however small
 	vecs := map[int64][]float32{}
 	for i := range n {
 		vecs[int64(i+1)] = space.Vec(uint64(i))
@@ -110,6 +111,7 @@ func TestSaveOpenAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer back.Close()
+	back.exactBelow = 0
 	if string(meta) != "v1" || back.Len() != g.Len() || back.Tombstones() != 1 {
 		t.Fatalf("meta %q, %d keys, %d tombstones", meta, back.Len(), back.Tombstones())
 	}
@@ -164,6 +166,24 @@ func save(t *testing.T, g *Graph, path, meta string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A small graph is searched exhaustively: exact, whatever its links.
+func TestSmallGraphIsExact(t *testing.T) {
+	space := benchdata.NewSpace(64, 50)
+	g := New(64, Options{M: 2, EfConstruction: 1}) // a poor graph
+	vecs := map[int64][]float32{}
+	for i := range 2000 {
+		vecs[int64(i+1)] = space.Vec(uint64(i))
+		g.Add(int64(i+1), vecs[int64(i+1)])
+	}
+	if r := recall(t, g, space, vecs, 16); r != 1 {
+		t.Fatalf("recall@10 %.3f over 2,000 vectors", r)
+	}
+	g.exactBelow = 0
+	if r := recall(t, g, space, vecs, 16); r == 1 {
+		t.Fatal("the walk of a poor graph is exact too: the test proves nothing")
 	}
 }
 
