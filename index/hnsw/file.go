@@ -311,7 +311,7 @@ func attach(data []byte) (*Graph, []byte, error) {
 		h.blocks[b] = &block{
 			keys: keys[lo:hi], levels: levels[lo:hi:hi], scales: scales[lo:hi], vcrc: vcrc[lo:hi],
 			q: q[lo*h.qdim : hi*h.qdim], vecs: vecs[lo*h.dim : hi*h.dim], links0: links0[lo*h.stride : hi*h.stride],
-			upper: make([][]uint32, hi-lo), dead: make([]uint32, blockSize/32), mapped: true,
+			upper: make([][]uint32, hi-lo), dead: make([]uint32, blockSize/32),
 		}
 	}
 	off := 0
@@ -392,12 +392,14 @@ func (h *Graph) thaw() error {
 		copy(b.levels, old.levels)
 		copy(b.scales, old.scales)
 		copy(b.q, old.q)
-		copy(b.vecs, old.vecs)
+		for j := range k {
+			b.vrefs[j] = old.vecs[j*h.dim : (j+1)*h.dim : (j+1)*h.dim]
+		}
 		copy(b.links0, old.links0)
 		copy(b.upper, old.upper)
 		copy(b.dead, old.dead)
 		for j := range k {
-			if crc32.Update(0, castagnoli, f32bytes(b.vecs[j*h.dim:(j+1)*h.dim])) != old.vcrc[j] {
+			if crc32.Update(0, castagnoli, f32bytes(b.vrefs[j])) != old.vcrc[j] {
 				return damaged("vector of node %d fails its checksum", n-k+j)
 			}
 		}

@@ -3,11 +3,12 @@
 // unit vectors with dot-product distance, and its file.
 //
 // It follows the paper: beam search with ef candidates, the
-// neighbour-selection heuristic, 2M links on layer 0. lore keeps its own
-// rather than github.com/coder/hnsw, whose v0.6.1 search found under a
-// tenth of the true neighbours (docs/ARCHITECTURE.md).
+// neighbour-selection heuristic, 2M links on layer 0 (a list may hold 8
+// more between two cuts). lore keeps its own rather than
+// github.com/coder/hnsw, whose v0.6.1 search found under a tenth of the
+// true neighbours (docs/ARCHITECTURE.md).
 //
-// Three choices make it fit a laptop:
+// These choices make it fit a laptop:
 //   - The graph is walked with int8 copies of the vectors, a quarter of the
 //     bytes of float32: walking is bound by fetching vectors from memory.
 //     The candidates a search ends with are rescored with the float32
@@ -17,6 +18,7 @@
 //   - A saved graph is memory-mapped, not read: opening one costs a
 //     checksum over its links, and a search touches only the pages of the
 //     vectors it visits.
+//   - Up to 4,096 nodes a search scans every vector instead of walking.
 package hnsw
 
 import (
@@ -76,15 +78,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // points its blocks into the mapping; blocks made by inserts are heap.
 type block struct {
 	keys   []int64
-	levels []uint8    // the node's top layer
-	scales []float32  // int8 vector i times scales[i] approximates vector i
-	q      []int8     // blockSize*qdim quantised vectors
-	vecs   []float32  // blockSize*dim
-	vcrc   []uint32   // CRC of each vector as saved; nil in heap blocks
-	links0 []uint32   // per node: a count, then 2M slots
-	upper  [][]uint32 // per node above layer 0: per layer a count, then M slots
-	dead   []uint32   // tombstone bits, accessed atomically
-	mapped bool       // links point into a file mapping
+	levels []uint8     // the node's top layer
+	scales []float32   // int8 vector i times scales[i] approximates vector i
+	q      []int8      // blockSize*qdim quantised vectors
+	vecs   []float32   // a file's blocks: blockSize*dim float32 vectors
+	vrefs  [][]float32 // heap blocks: the vectors Add was given
+	vcrc   []uint32    // CRC of each vector as saved; nil in heap blocks
+	links0 []uint32    // per node: a count, then 2M slots (and slack)
+	upper  [][]uint32  // per node above layer 0: per layer a count, then M slots
+	dead   []uint32    // tombstone bits, accessed atomically
 }
 
 // Graph is an HNSW graph. Add, Delete and Search are safe for concurrent
@@ -160,6 +162,9 @@ func (h *Graph) level(i uint32) int { b, j := h.node(i); return int(b.levels[j])
 
 func (h *Graph) vec(i uint32) []float32 {
 	b, j := h.node(i)
+	if b.vrefs != nil {
+		return b.vrefs[j]
+	}
 	return b.vecs[j*h.dim : (j+1)*h.dim : (j+1)*h.dim]
 }
 
@@ -431,13 +436,14 @@ func (h *Graph) selectNeighbors(cands []cand, m int, out []uint32) []uint32 {
 func (h *Graph) newBlock() *block {
 	return &block{
 		keys: make([]int64, blockSize), levels: make([]uint8, blockSize), scales: make([]float32, blockSize),
-		q: make([]int8, blockSize*h.qdim), vecs: make([]float32, blockSize*h.dim),
+		q: make([]int8, blockSize*h.qdim), vrefs: make([][]float32, blockSize),
 		links0: make([]uint32, blockSize*h.stride), upper: make([][]uint32, blockSize), dead: make([]uint32, blockSize/32),
 	}
 }
 
 // Add inserts v (unit length) under key; a key already live is left as it
-// is. v is copied.
+// is. The graph keeps v, which must not change: a build hands over vectors
+// it is done with, and a copy would double their memory until collected.
 func (h *Graph) Add(key int64, v []float32) error {
 	if len(v) != h.dim {
 		return fmt.Errorf("vector %d has %d dimensions, the graph %d", key, len(v), h.dim)
@@ -492,10 +498,11 @@ func (h *Graph) Add(key int64, v []float32) error {
 func (h *Graph) lockNode(i uint32)   { h.locks[i&(lockStripe-1)].Lock() }
 func (h *Graph) unlockNode(i uint32) { h.locks[i&(lockStripe-1)].Unlock() }
 
-// connect adds a link from n to id on layer l; a full list is cut back with
-// the same heuristic that picks a new node's links. Keeping just the
-// nearest instead built 30% faster on 20k vectors but cost recall at 100k
-// (0.949 against 0.980 at efSearch 128).
+// connect adds a link from n to id on layer l. A list out of room (its
+// slack used up, on layer 0) is cut back to its maximum with the same
+// heuristic that picks a new node's links. Keeping just the nearest instead
+// built 30% faster on 20k vectors but cost recall at 100k (0.949 against
+// 0.980 at efSearch 128).
 func (h *Graph) connect(n, id uint32, l int) {
 	h.lockNode(n)
 	defer h.unlockNode(n)
@@ -546,7 +553,7 @@ func (h *Graph) newNode(key int64, v []float32) (id uint32, level int, ok bool, 
 	level = min(int(-math.Log(1-h.rng.Float64())*h.ml), maxLevel)
 	j := int(id & (blockSize - 1))
 	b.keys[j], b.levels[j] = key, uint8(level)
-	copy(b.vecs[j*h.dim:], v)
+	b.vrefs[j] = v
 	b.scales[j] = quantize(b.q[j*h.qdim:(j+1)*h.qdim], v)
 	if level > 0 {
 		b.upper[j] = make([]uint32, level*(h.m+1))
