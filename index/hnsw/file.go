@@ -28,11 +28,13 @@ import (
 //	q       n × qdim int8
 //	vecs    n × dim float32
 //
-// The header's CRC covers the header and every section up to meta: all a
-// search trusts without looking. The vectors are too big to check on every
-// open (300 MiB at 100k chunks): a search checks the vcrc of each vector it
-// returns, and Verify checks everything. A damaged int8 vector can only
-// steer a search, never change a score.
+// The header's CRC covers the header and every section up to meta but the
+// layer-0 links: what a search trusts without looking. The links (164 MiB
+// at 1M nodes) and the vectors are too big to check on every open: links
+// are bounds-checked where they are followed, a search checks the vcrc of
+// each vector it returns, and Verify checks everything. Damaged links or
+// int8 vectors can only steer a walk, never change a score, and a graph of
+// up to exactBelow nodes is scanned, not walked.
 const (
 	magic      = "LOREGRAPH5"
 	headerSize = 256
@@ -52,7 +54,8 @@ type header struct {
 	MetaLen              uint64
 	UpperLen             uint64 // uint32s in the upper section
 	QCRC, VecCRC         uint32
-	_                    [168]byte
+	LinksCRC             uint32
+	_                    [164]byte
 	CRC                  uint32 // of the header before it and the sections up to meta
 	_                    uint32
 }
@@ -115,6 +118,11 @@ func (h *Graph) WriteTo(w io.Writer, meta []byte) error {
 	}
 	hd.NDead = uint64(len(dead))
 	hd.QCRC, hd.VecCRC = qcrc.Sum32(), vcrc.Sum32()
+	lcrc := crc32.New(castagnoli)
+	for i := range n {
+		lcrc.Write(u32bytes(h.slots(i, 0)))
+	}
+	hd.LinksCRC = lcrc.Sum32()
 	lay := hd.layout()
 
 	// The header's CRC is over what follows it: write the structure to the
@@ -164,12 +172,11 @@ func (h *Graph) WriteTo(w io.Writer, meta []byte) error {
 		padTo(&at, lay.q)
 		return nil
 	}
-	sum := crc32.New(castagnoli)
 	var hb [headerSize]byte
 	encodeHeader(hb[:], &hd)
-	sum.Write(hb[:headerSize-8])
+	sum := &skipHash{at: headerSize, skipFrom: lay.links0, skipTo: lay.upper, sum: crc32.Update(0, castagnoli, hb[:headerSize-8])}
 	structure(sum)
-	hd.CRC = sum.Sum32()
+	hd.CRC = sum.sum
 	encodeHeader(hb[:], &hd)
 
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -291,13 +298,13 @@ func attach(data []byte) (*Graph, []byte, error) {
 	if lay.end != int64(len(data)) {
 		return nil, nil, damaged("%d bytes, the header says %d", len(data), lay.end)
 	}
-	sum := crc32.Update(0, castagnoli, data[:headerSize-8])
-	if crc32.Update(sum, castagnoli, data[headerSize:lay.q]) != hd.CRC {
+	if structureCRC(data[:headerSize], data[headerSize:lay.q], lay) != hd.CRC {
 		return nil, nil, damaged("checksum mismatch")
 	}
 	n := int(hd.N)
 	h := New(int(hd.Dim), Options{M: int(hd.M), EfConstruction: int(hd.EfCons)})
 	h.byKey, h.frozen = nil, true
+	h.linksCRC, h.qCRC = hd.LinksCRC, hd.QCRC
 	keys := cast[int64](data[lay.keys:], n)
 	levels := data[lay.levels : lay.levels+int64(n)]
 	scales := cast[float32](data[lay.scales:], n)
@@ -352,17 +359,28 @@ func cast[T any](b []byte, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
-// Verify checks the vectors of an opened graph against the checksums of
-// the file: a writer does before it adds to a graph and saves it again.
+// Verify checks what opening did not, the layer-0 links and the vectors,
+// against the checksums of the file: a writer does before it adds to a
+// graph and saves it again. Only a graph just opened can be verified.
 func (h *Graph) Verify() error {
 	h.rw.RLock()
 	defer h.rw.RUnlock()
+	if !h.frozen {
+		return nil
+	}
 	n := h.n.Load()
+	links, q := crc32.New(castagnoli), crc32.New(castagnoli)
 	for i := range n {
 		b, j := h.node(i)
-		if b.vcrc != nil && crc32.Update(0, castagnoli, f32bytes(h.vec(i))) != b.vcrc[j] {
+		if crc32.Update(0, castagnoli, f32bytes(h.vec(i))) != b.vcrc[j] {
 			return damaged("vector of node %d fails its checksum", i)
 		}
+		links.Write(u32bytes(h.slots(i, 0)))
+		qv, _ := h.quant(i)
+		q.Write(i8bytes(qv))
+	}
+	if links.Sum32() != h.linksCRC || q.Sum32() != h.qCRC {
+		return damaged("links or int8 vectors fail their checksum")
 	}
 	return nil
 }
@@ -407,6 +425,34 @@ func (h *Graph) thaw() error {
 	}
 	h.frozen = false
 	return nil
+}
+
+// skipHash computes the header's CRC as WriteTo streams the structure,
+// passing over the layer-0 links.
+type skipHash struct {
+	at, skipFrom, skipTo int64
+	sum                  uint32
+}
+
+func (h *skipHash) Write(p []byte) (int, error) {
+	lo, hi := h.at, h.at+int64(len(p))
+	if a, b := max(lo, h.skipFrom), min(hi, h.skipTo); a < b {
+		h.sum = crc32.Update(h.sum, castagnoli, p[:a-lo])
+		h.sum = crc32.Update(h.sum, castagnoli, p[b-lo:])
+	} else {
+		h.sum = crc32.Update(h.sum, castagnoli, p)
+	}
+	h.at = hi
+	return len(p), nil
+}
+
+// structureCRC is the header's CRC: of the header before the CRC field
+// and of the sections from keys to meta (body, which starts at keys) less
+// the layer-0 links.
+func structureCRC(hdr, body []byte, lay layout) uint32 {
+	sum := crc32.Update(0, castagnoli, hdr[:headerSize-8])
+	sum = crc32.Update(sum, castagnoli, body[:lay.links0-headerSize])
+	return crc32.Update(sum, castagnoli, body[lay.upper-headerSize:])
 }
 
 func decodeHeader(data []byte, hd *header) (int, error) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"testing"
 
 	"lore/internal/benchdata"
@@ -42,13 +41,11 @@ func seal(data []byte) []byte {
 	}
 	var hd header
 	decodeHeader(data, &hd)
-	end := min(int64(len(data)), hd.layout().q)
-	if end < headerSize {
-		end = headerSize
+	lay := hd.layout()
+	if lay.q > int64(len(data)) || lay.q < lay.upper || lay.upper < lay.links0 {
+		return data
 	}
-	sum := crc32.Update(0, castagnoli, data[:headerSize-8])
-	sum = crc32.Update(sum, castagnoli, data[headerSize:end])
-	binary.LittleEndian.PutUint32(data[headerSize-8:], sum)
+	binary.LittleEndian.PutUint32(data[headerSize-8:], structureCRC(data[:headerSize], data[headerSize:lay.q], lay))
 	return data
 }
 

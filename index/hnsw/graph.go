@@ -115,6 +115,8 @@ type Graph struct {
 
 	visited sync.Pool
 	unmap   func() error // releases the file mapping; nil for heap graphs
+
+	linksCRC, qCRC uint32 // of an opened file, for Verify
 }
 
 // New returns an empty graph of dim-dimensional vectors.

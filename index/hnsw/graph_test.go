@@ -208,10 +208,21 @@ func TestDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	lay := hd.layout()
-	for name, at := range map[string]int{"header": 20, "keys": int(lay.keys) + 3, "links": int(lay.links0) + 9} {
+	for name, at := range map[string]int{"header": 20, "keys": int(lay.keys) + 3, "levels": int(lay.levels) + 1} {
 		if _, _, err := Open(flip(at)); !errors.Is(err, ErrDamaged) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// Layer-0 links and int8 vectors are checked by Verify, not on opening.
+	for name, at := range map[string]int{"links": int(lay.links0) + 9, "int8 vector": int(lay.q) + 5} {
+		g, _, err := Open(flip(at))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := g.Verify(); !errors.Is(err, ErrDamaged) {
+			t.Errorf("%s: verify: %v", name, err)
+		}
+		g.Close()
 	}
 	if _, _, err := Open(filepath.Join(dir, "nope")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
