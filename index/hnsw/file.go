@@ -161,7 +161,7 @@ func (h *Graph) WriteTo(w io.Writer, meta []byte) error {
 		each(func(i uint32) []byte { return u32bytes(h.slots(i, 0)) })
 		at += 4 * int64(n) * int64(h.stride)
 		padTo(&at, lay.upper)
-		each(func(i uint32) []byte { b, j := h.node(i); return u32bytes(b.upper[j]) })
+		each(func(i uint32) []byte { b, j := h.node(i); return u32bytes(h.upperOf(b, j)) })
 		at += 4 * int64(hd.UpperLen)
 		padTo(&at, lay.dead)
 		out.Write(u32bytes(dead))
@@ -318,7 +318,7 @@ func attach(data []byte) (*Graph, []byte, error) {
 		h.blocks[b] = &block{
 			keys: keys[lo:hi], levels: levels[lo:hi:hi], scales: scales[lo:hi], vcrc: vcrc[lo:hi],
 			q: q[lo*h.qdim : hi*h.qdim], vecs: vecs[lo*h.dim : hi*h.dim], links0: links0[lo*h.stride : hi*h.stride],
-			upper: make([][]uint32, hi-lo), dead: make([]uint32, blockSize/32),
+			upOff: make([]uint32, hi-lo), dead: make([]uint32, blockSize/32),
 		}
 	}
 	off := 0
@@ -329,13 +329,14 @@ func attach(data []byte) (*Graph, []byte, error) {
 			return nil, nil, damaged("node %d is on %d layers", i, lv)
 		}
 		if lv > 0 {
-			h.blocks[i>>blockShift].upper[i&(blockSize-1)] = upper[off : off+lv*per : off+lv*per]
+			h.blocks[i>>blockShift].upOff[i&(blockSize-1)] = uint32(off)
 			off += lv * per
 		}
 	}
 	if off != len(upper) {
 		return nil, nil, damaged("upper layers")
 	}
+	h.upper = upper
 	h.n.Store(uint32(n))
 	for _, d := range cast[uint32](data[lay.dead:], int(hd.NDead)) {
 		if d >= uint32(n) || h.isDead(d) {
@@ -414,7 +415,9 @@ func (h *Graph) thaw() error {
 			b.vrefs[j] = old.vecs[j*h.dim : (j+1)*h.dim : (j+1)*h.dim]
 		}
 		copy(b.links0, old.links0)
-		copy(b.upper, old.upper)
+		for j := range k {
+			b.upper[j] = h.upperOf(old, j)
+		}
 		copy(b.dead, old.dead)
 		for j := range k {
 			if crc32.Update(0, castagnoli, f32bytes(b.vrefs[j])) != old.vcrc[j] {

@@ -85,7 +85,8 @@ type block struct {
 	vrefs  [][]float32 // heap blocks: the vectors Add was given
 	vcrc   []uint32    // CRC of each vector as saved; nil in heap blocks
 	links0 []uint32    // per node: a count, then 2M slots (and slack)
-	upper  [][]uint32  // per node above layer 0: per layer a count, then M slots
+	upper  [][]uint32  // heap blocks: per node above layer 0, per layer a count, then M slots
+	upOff  []uint32    // a file's blocks: where each node's upper lists start in Graph.upper
 	dead   []uint32    // tombstone bits, accessed atomically
 }
 
@@ -116,7 +117,8 @@ type Graph struct {
 	visited sync.Pool
 	unmap   func() error // releases the file mapping; nil for heap graphs
 
-	linksCRC, qCRC uint32 // of an opened file, for Verify
+	linksCRC, qCRC uint32   // of an opened file, for Verify
+	upper          []uint32 // an opened file's upper lists
 }
 
 // New returns an empty graph of dim-dimensional vectors.
@@ -182,12 +184,22 @@ func (h *Graph) slots(i uint32, l int) []uint32 {
 	if l == 0 {
 		return b.links0[j*h.stride : (j+1)*h.stride : (j+1)*h.stride]
 	}
-	u := b.upper[j]
+	u := h.upperOf(b, j)
 	off := (l - 1) * (h.m + 1)
 	if off+h.m+1 > len(u) {
 		return nil
 	}
 	return u[off : off+h.m+1 : off+h.m+1]
+}
+
+// upperOf is node j of block b's lists above layer 0.
+func (h *Graph) upperOf(b *block, j int) []uint32 {
+	if b.upper != nil {
+		return b.upper[j]
+	}
+	n := int(b.levels[j]) * (h.m + 1)
+	off := int(b.upOff[j])
+	return h.upper[off : off+n : off+n]
 }
 
 func (h *Graph) maxLinks(l int) int {
