@@ -42,7 +42,7 @@ func seal(data []byte) []byte {
 	var hd header
 	decodeHeader(data, &hd)
 	lay := hd.layout()
-	if lay.q > int64(len(data)) || lay.q < lay.upper || lay.upper < lay.links0 {
+	if lay.links0 < headerSize || lay.upper < lay.links0 || lay.q < lay.upper || lay.q > int64(len(data)) {
 		return data
 	}
 	binary.LittleEndian.PutUint32(data[headerSize-8:], structureCRC(data[:headerSize], data[headerSize:lay.q], lay))

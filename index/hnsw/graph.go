@@ -536,8 +536,11 @@ func (h *Graph) connect(n, id uint32, l int) {
 	qn, sn := h.quant(n)
 	q := query{qn, sn}
 	cs := make([]cand, 0, c+1)
+	limit := h.n.Load()
 	for _, x := range s[1 : 1+c] {
-		cs = append(cs, cand{x, h.dist(q, x)})
+		if x < limit { // a damaged file's bad link is dropped here
+			cs = append(cs, cand{x, h.dist(q, x)})
+		}
 	}
 	cs = append(cs, cand{id, h.dist(q, id)})
 	kept := h.selectNeighbors(cs, h.maxLinks(l), make([]uint32, 0, h.maxLinks(l)))
