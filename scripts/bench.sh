@@ -10,7 +10,7 @@ mkdir -p .cache/bench
 : >"$out"
 export LORE_ONNXRUNTIME_LIB=$PWD/.cache/ort/libonnxruntime.so.1
 bench() { go test -run '^$' -bench "$1" -benchtime 1x -timeout 60m "${@:2}" | tee -a "$out"; }
-bench . ./index/ ./rerank/ ./tui/ ./tui/mdstream/
+bench . ./index/ ./index/hnsw/ ./rerank/ ./tui/ ./tui/mdstream/
 (cd bench && go test -run '^$' -bench . -benchtime 1x -timeout 60m ./...) | tee -a "$out"
 scripts/with-ollama.sh go test -run '^$' -bench RealOllama -benchtime 1x -timeout 60m ./cmd/lore | tee -a "$out"
 go run ./internal/benchreport "$out" BENCHMARKS.md
