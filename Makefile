@@ -58,7 +58,7 @@ lint:
 # at a time). Findings are kept under each package's testdata/fuzz and run
 # by make test from then on.
 FUZZTIME ?= 30s
-FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index:FuzzGraphFile rerank:FuzzModelDir \
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph \
 	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done

@@ -3,6 +3,7 @@ package rerank
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/knights-analytics/hugot"
@@ -25,6 +26,9 @@ type hugotReranker struct {
 func newHugot(opt Options) (Reranker, error) {
 	info, tok, err := openModel(opt)
 	if err != nil {
+		return nil, err
+	}
+	if err := pureGoCheck(opt.ModelName, filepath.Join(opt.ModelDir, info.ONNX)); err != nil {
 		return nil, err
 	}
 	// GoMLX compiles the graph once per input shape. Buckets bound the

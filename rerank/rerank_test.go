@@ -233,3 +233,76 @@ func TestORTLibraryErrors(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Quantised and fp16 exports are recognised from their graphs; ONNX
+// Runtime runs them all, close to the fp32 scores of the same weights;
+// the pure-Go backend refuses them in one line that says what to do,
+// instead of crashing in GoMLX (issue 13).
+func TestVariants(t *testing.T) {
+	lib := ortLibraryPath()
+	var fp32 []Result
+	for _, tt := range []struct {
+		name  string
+		quant testmodels.Quant
+		want  string
+		say   string
+	}{
+		{"fp32", testmodels.FP32, VariantFP32, ""},
+		{"qint8", testmodels.QInt8, VariantInt8, "int8-quantised (MatMulInteger)"},
+		{"quint8", testmodels.QUInt8, VariantInt8, "int8-quantised (MatMulInteger)"},
+		{"fp16", testmodels.FP16, VariantFP16, "is fp16"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testmodels.Tiny
+			cfg.Quant = tt.quant
+			dir := t.TempDir()
+			if err := testmodels.WriteCrossEncoder(dir, cfg, nil); err != nil {
+				t.Fatal(err)
+			}
+			facts, err := inspectONNX(filepath.Join(dir, "model.onnx"))
+			if err != nil || facts.variant() != tt.want {
+				t.Fatalf("read as %q (%+v, %v), want %q", facts.variant(), facts, err, tt.want)
+			}
+			if !raceEnabled {
+				r, err := New(Options{Backend: "hugot", ModelDir: dir, ModelName: "org/m"})
+				switch {
+				case tt.say == "" && err != nil:
+					t.Fatalf("pure Go on fp32: %v", err)
+				case tt.say == "":
+					r.Close()
+				case !errors.Is(err, ErrNeedsORT) || !strings.Contains(err.Error(), tt.say) ||
+					!strings.Contains(err.Error(), "lore models pull org/m --variant fp32") || strings.Contains(err.Error(), "\n"):
+					t.Fatalf("pure Go on %s: %v", tt.want, err)
+				}
+			}
+			if lib == "" {
+				return
+			}
+			r, err := New(Options{Backend: "onnxruntime", ModelDir: dir, ORTLibrary: lib, BatchSize: 8, MaxTokens: 128})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			res, err := r.Rerank(context.Background(), query, passages)
+			if err != nil || len(res) != len(passages) {
+				t.Fatalf("onnxruntime on %s: %v %v", tt.want, res, err)
+			}
+			if tt.quant == testmodels.FP32 {
+				fp32 = res
+				return
+			}
+			// The tiny model's scores span 0.5; int8 moves them by up to
+			// 0.2 (qint8 on AVX2, whose u8s8 kernel saturates), 0.1 for
+			// quint8. A wrong scale or zero point would move them by more.
+			score := map[int]float32{}
+			for _, r := range fp32 {
+				score[r.Index] = r.Score
+			}
+			for _, r := range res {
+				if d := math.Abs(float64(r.Score - score[r.Index])); d > 0.3 {
+					t.Errorf("passage %d: %s scores %.3f, fp32 %.3f", r.Index, tt.want, r.Score, score[r.Index])
+				}
+			}
+		})
+	}
+}
