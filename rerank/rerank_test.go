@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -304,5 +305,41 @@ func TestVariants(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Passages are tokenised only as far as the budget reaches; the tokens
+// must be exactly those of the whole text, cut (what both backends score).
+func TestTokenizePrefixIsExact(t *testing.T) {
+	tok, err := newPairTokenizer(tinyModel(t), 512, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := append([]string{
+		"context cancel timeout",
+		"  leading and\ttrailing\nspace   ",
+		"punctuation, splits: words (into) more-tokens!",
+		"\u200b\u200b \u200b word after invisible words \u200b and more words",
+		"\x00\x01 \x02 control words then real ones",
+		"déjà vu — unicode résumé naïve",
+		strings.Repeat("unknownwordxyz ", 50),
+	}, passages...)
+	for _, text := range texts {
+		full, err := tok.tokenize(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 2, 3, 5, 7, 8, 13, 40, 100, 253, len(full.ids) - 1, len(full.ids), len(full.ids) + 1} {
+			got, err := tok.tokenizePrefix(text, n)
+			want := full.prefix(n)
+			// The tokenizer's offsets drift after non-ASCII characters
+			// in a whole text (cutting first drifts less); the ids, what
+			// ONNX Runtime scores, must be the same.
+			ascii := strings.IndexFunc(text, func(r rune) bool { return r > 127 }) < 0
+			sameText := got.text == want.text || !ascii
+			if err != nil || !sameText || !slices.Equal(got.ids, want.ids) {
+				t.Fatalf("%q cut to %d: got %q %v, want %q %v (%v)", text, n, got.text, got.ids, want.text, want.ids, err)
+			}
+		}
 	}
 }
