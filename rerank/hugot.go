@@ -68,7 +68,7 @@ func (h *hugotReranker) Close() error {
 func (h *hugotReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return score(ctx, h.tok, query, passages, h.opt.BatchSize, h.forward)
+	return score(ctx, h.tok, query, passages, h.opt.BatchSize, false, h.forward)
 }
 
 // forward scores one batch: one logit per passage.

@@ -343,3 +343,56 @@ func TestTokenizePrefixIsExact(t *testing.T) {
 		}
 	}
 }
+
+// Pairs sorted by length are cut into batches that pad less: like lengths
+// stay in one batch, a few long pairs do not make many short ones wait at
+// their length, and no batch is over the batch size.
+func TestSplitBatches(t *testing.T) {
+	uniform := slices.Repeat([]int{256}, 20)
+	varied := []int{30, 32, 35, 40, 45, 50, 60, 70, 80, 90, 100, 120, 140, 160, 180, 200, 220, 240, 256, 256}
+	for _, tt := range []struct {
+		name    string
+		lens    []int
+		size    int
+		batches int
+	}{
+		{"uniform: one batch", uniform, 20, 1},
+		{"uniform, batch size 8", uniform, 8, 3},
+		{"none", nil, 20, 0},
+		{"one", []int{50}, 20, 1},
+	} {
+		if got := splitBatches(tt.lens, tt.size); len(got) != tt.batches || len(got) > 0 && got[len(got)-1] != len(tt.lens) {
+			t.Errorf("%s: %v, want %d batches", tt.name, got, tt.batches)
+		}
+	}
+	ends := splitBatches(varied, 20)
+	slots, lo := 0, 0
+	for _, hi := range ends {
+		if hi-lo > 20 || hi <= lo {
+			t.Fatalf("bad batches %v", ends)
+		}
+		slots += (hi - lo) * varied[hi-1]
+		lo = hi
+	}
+	if len(ends) < 2 || lo != len(varied) || slots+len(ends)*batchCost >= len(varied)*256+batchCost {
+		t.Fatalf("varied lengths: batches %v run %d slots, one batch %d", ends, slots, len(varied)*256)
+	}
+	// Results come back in score order with their input positions.
+	r, err := New(Options{Backend: "onnxruntime", ModelDir: tinyModel(t), ORTLibrary: ortLibraryPath(), BatchSize: 3, MaxTokens: 128})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer r.Close()
+	split, err := r.Rerank(context.Background(), query, passages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batching = batchFixed
+	defer func() { batching = batchAdaptive }()
+	fixed, _ := r.Rerank(context.Background(), query, passages)
+	for i := range fixed {
+		if fixed[i].Index != split[i].Index || math.Abs(float64(fixed[i].Score-split[i].Score)) > 1e-4 {
+			t.Fatalf("split batches %v, input order %v", split, fixed)
+		}
+	}
+}
