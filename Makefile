@@ -38,7 +38,7 @@ test:
 	# hugot's pure-Go backend (GoMLX) races internally (a model import runs it
 	# too), and SQLite (C translated to Go) is ten times slower under -race:
 	# those tests run here, without it.
-	$(GO) test -count=1 -run 'Rerank|Backends|Hybrid|Store|Pull|Models|CorruptionSuite' ./rerank/ ./cmd/lore/
+	$(GO) test -count=1 -run 'Rerank|Backends|Variants|Hybrid|Store|Pull|Models|CorruptionSuite' ./rerank/ ./cmd/lore/
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.
@@ -59,7 +59,7 @@ lint:
 # at a time). Findings are kept under each package's testdata/fuzz and run
 # by make test from then on.
 FUZZTIME ?= 30s
-FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir \
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph \
 	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done

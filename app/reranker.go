@@ -132,5 +132,10 @@ func chooseModel(store rerank.Store, configured, backend string) (name, dir stri
 
 // unusable is the notice for an installed model that cannot be loaded.
 func unusable(name string, err error) string {
+	if errors.Is(err, rerank.ErrNeedsORT) {
+		// An int8 or fp16 model on the pure-Go backend: not broken, and
+		// the error says what to do.
+		return fmt.Sprintf("reranker model %s cannot run on this backend, results are in fused order: %s", name, excerpt.FirstLine(err.Error()))
+	}
 	return fmt.Sprintf("reranker model %s cannot be loaded, results are in fused order: %s: %s", name, excerpt.FirstLine(err.Error()), modelFix(name))
 }

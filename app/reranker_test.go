@@ -144,3 +144,34 @@ func writeModel(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// An int8 model with the pure-Go backend: searches run in fused order and
+// the user hears, once, that it needs ONNX Runtime or the fp32 variant,
+// not that it is broken (issue 13).
+func TestInt8ModelOnPureGo(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	cfg.Reranker, cfg.RerankModel = "hugot", "org/int8"
+	model := testmodels.Tiny
+	model.Quant = testmodels.QInt8
+	if err := testmodels.WriteCrossEncoder(rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel), model, nil); err != nil {
+		t.Fatal(err)
+	}
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer e.Close()
+	res, err := e.Search(context.Background(), "widget", 5)
+	if err != nil || len(res.Passages) != 1 || res.Reranker != "none" {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	notices := e.Notices()
+	if len(notices) != 1 || !strings.Contains(notices[0], "int8") || !strings.Contains(notices[0], "lore models pull org/int8 --variant fp32") ||
+		strings.Contains(notices[0], "reinstall") || strings.Contains(notices[0], "\n") {
+		t.Fatalf("notices %q", notices)
+	}
+}

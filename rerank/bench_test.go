@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -170,4 +172,302 @@ func bareSession(b *testing.B, r *ortReranker, dir, query string, passages []str
 		}
 		out[0].Destroy()
 	})
+}
+
+// hostInt8 is the int8 export `lore models pull` picks on this CPU: uint8
+// weights for AVX2, int8 for VNNI, AVX-512 and arm64.
+func hostInt8() (testmodels.Quant, string) {
+	ex := HostCPU().int8Exports()
+	if len(ex) == 0 || strings.Contains(ex[0], "quint8") {
+		return testmodels.QUInt8, "quint8"
+	}
+	return testmodels.QInt8, "qint8"
+}
+
+// agreement compares a variant's ranking with fp32's on the same inputs:
+// how many of fp32's top 5 it also ranks top 5, whether the top passage
+// is the same, the largest score difference, and fp32's score spread.
+func agreement(fp32, other []Result) (top5 int, top1 bool, maxDiff, spread float64) {
+	score := map[int]float32{}
+	in5 := map[int]bool{}
+	for i, r := range fp32 {
+		score[r.Index] = r.Score
+		in5[r.Index] = i < 5
+	}
+	for i, r := range other {
+		if i < 5 && in5[r.Index] {
+			top5++
+		}
+		maxDiff = max(maxDiff, math.Abs(float64(r.Score-score[r.Index])))
+	}
+	return top5, fp32[0].Index == other[0].Index, maxDiff, float64(fp32[0].Score - fp32[len(fp32)-1].Score)
+}
+
+// BenchmarkRerankInt8 measures fp32 against the int8 exports (qint8 and
+// quint8, the same weights quantised as onnxruntime's dynamic
+// quantisation does) of the MiniLM-L-6 and TinyBERT-L-2 shapes on ONNX
+// Runtime, 20 passages x 256 tokens, the variants run in turn in each
+// round so that the machine's noise falls on all of them; and how far the
+// int8 scores are from fp32's on the same inputs.
+func BenchmarkRerankInt8(b *testing.B) {
+	lib := ortLibraryPath()
+	if lib == "" {
+		b.Skip("no ONNX Runtime library: run `make ort`")
+	}
+	tok := realTokenizer(b)
+	ctx := context.Background()
+	query := "how do I cancel a context after a timeout"
+	passages := benchPassages()
+	hostQuant, hostName := hostInt8()
+	for range b.N {
+		for _, shape := range []struct {
+			cfg   testmodels.Config
+			short string
+		}{{testmodels.MiniLML6, "L6"}, {testmodels.TinyBERTL2, "TinyBERT"}} {
+			quants := []testmodels.Quant{testmodels.FP32, testmodels.QInt8, testmodels.QUInt8}
+			names := []string{"fp32", "qint8", "quint8"}
+			rs := make([]Reranker, len(quants))
+			for i, q := range quants {
+				cfg := shape.cfg
+				cfg.Quant = q
+				dir := b.TempDir()
+				if err := testmodels.WriteCrossEncoder(dir, cfg, tok); err != nil {
+					b.Fatal(err)
+				}
+				r, err := New(Options{Backend: "onnxruntime", ModelDir: dir, ORTLibrary: lib, BatchSize: 20, MaxTokens: 256})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				rs[i] = r
+			}
+			results := make([][]Result, len(rs))
+			times := make([][]time.Duration, len(rs))
+			for round := range 6 {
+				for i, r := range rs {
+					start := time.Now()
+					res, err := r.Rerank(ctx, query, passages)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if round > 0 { // the first round warms up
+						times[i] = append(times[i], time.Since(start))
+					}
+					results[i] = res
+				}
+			}
+			fp32 := median(times[0])
+			fmt.Printf("    %s shape, 20x256, ONNX Runtime: fp32 %.0f ms\n", shape.short, ms(fp32))
+			b.ReportMetric(ms(fp32), shape.short+"-fp32-ms")
+			for i := 1; i < len(rs); i++ {
+				d := median(times[i])
+				top5, top1, diff, spread := agreement(results[0], results[i])
+				fmt.Printf("    %s shape, 20x256, ONNX Runtime: %s %.0f ms = %.2fx fp32; top 5 agree %d/5, top 1 same %v, max |score - fp32| %.3f (fp32 scores span %.3f)\n",
+					shape.short, names[i], ms(d), float64(d)/float64(fp32), top5, top1, diff, spread)
+				b.ReportMetric(float64(d)/float64(fp32), shape.short+"-"+names[i]+"/fp32")
+				if quants[i] == hostQuant {
+					b.ReportMetric(float64(d)/float64(fp32), shape.short+"-int8/fp32")
+					b.ReportMetric(float64(top5), shape.short+"-int8-top5-agree")
+					b.ReportMetric(diff, shape.short+"-int8-max-diff")
+					b.ReportMetric(spread, shape.short+"-fp32-spread")
+				}
+			}
+		}
+	}
+	fmt.Printf("    int8 is the %s export, the one lore models pull picks on this CPU\n", hostName)
+}
+
+// BenchmarkORTSessionOptions times ONNX Runtime sessions with other
+// options than lore's (ONNX Runtime's defaults: intra-op threads = physical
+// cores, all graph optimisations, the CPU arena, spinning threads) on the
+// MiniLM-L-6 shape, fp32 and this CPU's int8, 20 x 256 tokens, the same
+// tensors for all, each option in turn in every round.
+func BenchmarkORTSessionOptions(b *testing.B) {
+	lib := ortLibraryPath()
+	if lib == "" {
+		b.Skip("no ONNX Runtime library: run `make ort`")
+	}
+	if err := loadORT(lib); err != nil {
+		b.Fatal(err)
+	}
+	tok := realTokenizer(b)
+	hostQuant, hostName := hostInt8()
+	options := []struct {
+		name string
+		set  func(*ort.SessionOptions) error
+	}{
+		{"default", func(*ort.SessionOptions) error { return nil }},
+		{"threads-1", func(o *ort.SessionOptions) error { return o.SetIntraOpNumThreads(1) }},
+		{"threads-2", func(o *ort.SessionOptions) error { return o.SetIntraOpNumThreads(2) }},
+		{"opt-basic", func(o *ort.SessionOptions) error {
+			return o.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableBasic)
+		}},
+		{"opt-extended", func(o *ort.SessionOptions) error {
+			return o.SetGraphOptimizationLevel(ort.GraphOptimizationLevelEnableExtended)
+		}},
+		{"no-arena", func(o *ort.SessionOptions) error { return o.SetCpuMemArena(false) }},
+		{"no-spinning", func(o *ort.SessionOptions) error {
+			return o.AddSessionConfigEntry("session.intra_op.allow_spinning", "0")
+		}},
+	}
+	for range b.N {
+		for _, v := range []struct {
+			q    testmodels.Quant
+			name string
+		}{{testmodels.FP32, "fp32"}, {hostQuant, "int8"}} {
+			cfg := testmodels.MiniLML6
+			cfg.Quant = v.q
+			dir := b.TempDir()
+			if err := testmodels.WriteCrossEncoder(dir, cfg, tok); err != nil {
+				b.Fatal(err)
+			}
+			ptok, err := newPairTokenizer(dir, 256, 512)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, docs, err := ptok.pairs("how do I cancel a context after a timeout", benchPassages())
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids, mask, types, seq := ptok.encode(q, docs)
+			shape := ort.NewShape(int64(len(docs)), int64(seq))
+			sessions := make([]*ort.DynamicAdvancedSession, len(options))
+			for i, o := range options {
+				so, err := ort.NewSessionOptions()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := o.set(so); err != nil {
+					b.Fatal(err)
+				}
+				sessions[i], err = ort.NewDynamicAdvancedSession(filepath.Join(dir, "model.onnx"), []string{"input_ids", "attention_mask", "token_type_ids"}, []string{"logits"}, so)
+				so.Destroy()
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer sessions[i].Destroy()
+			}
+			runOnce := func(sess *ort.DynamicAdvancedSession) time.Duration {
+				start := time.Now()
+				var in []ort.Value
+				for _, data := range [][]int64{ids, mask, types} {
+					t, _ := ort.NewTensor(shape, data)
+					defer t.Destroy()
+					in = append(in, t)
+				}
+				out := []ort.Value{nil}
+				if err := sess.Run(in, out); err != nil {
+					b.Fatal(err)
+				}
+				out[0].Destroy()
+				return time.Since(start)
+			}
+			times := make([][]time.Duration, len(options))
+			for round := range 5 {
+				for i, s := range sessions {
+					if d := runOnce(s); round > 0 {
+						times[i] = append(times[i], d)
+					}
+				}
+			}
+			base := median(times[0])
+			for i, o := range options {
+				d := median(times[i])
+				fmt.Printf("    MiniLM-L6 shape %s, 20x256, session option %-12s %6.0f ms = %.2fx default\n", v.name, o.name, ms(d), float64(d)/float64(base))
+				if i > 0 {
+					b.ReportMetric(float64(d)/float64(base), v.name+"-"+o.name+"/default")
+				}
+			}
+		}
+	}
+	fmt.Printf("    int8 is the %s export; %d logical CPUs here, ONNX Runtime defaults to one intra-op thread per physical core\n", hostName, runtime.NumCPU())
+}
+
+// variedPassages are 20 passages of 20 to 320 words, the spread of
+// lengths real chunks have, shuffled.
+func variedPassages() []string {
+	long := benchPassages()
+	out := make([]string, len(long))
+	for i := range out {
+		words := strings.Fields(long[i])
+		n := 20 + (i*7%20)*15
+		out[i] = strings.Join(words[:n], " ")
+	}
+	return out
+}
+
+// BenchmarkRerankBatching measures what sorting pairs by length and
+// splitting them into batches that pad less save: MiniLM-L-6 shape, ONNX
+// Runtime, 20 passages of 20-320 words cut to 256 tokens, and 20 of 256
+// tokens, where there is nothing to save.
+func BenchmarkRerankBatching(b *testing.B) {
+	lib := ortLibraryPath()
+	if lib == "" {
+		b.Skip("no ONNX Runtime library: run `make ort`")
+	}
+	tok := realTokenizer(b)
+	dir := b.TempDir()
+	if err := testmodels.WriteCrossEncoder(dir, testmodels.MiniLML6, tok); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { batching = batchAdaptive }()
+	ctx := context.Background()
+	type setup struct {
+		name    string
+		mode    batchMode
+		batch   int
+		uniform bool // 20 passages of 256 tokens
+	}
+	setups := []setup{
+		{"one batch in input order", batchFixed, 20, false},
+		{"sorted, batches of 5", batchSorted, 5, false},
+		{"sorted, batches of 10", batchSorted, 10, false},
+		{"sorted, split where it pads less", batchAdaptive, 20, false},
+		{"one batch in input order", batchFixed, 20, true},
+		{"sorted, batches of 5", batchSorted, 5, true},
+		{"sorted, split where it pads less", batchAdaptive, 20, true},
+	}
+	for range b.N {
+		r, err := New(Options{Backend: "onnxruntime", ModelDir: dir, ORTLibrary: lib, BatchSize: 20, MaxTokens: 256})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+		times := make([][]time.Duration, len(setups))
+		for round := range 6 {
+			for i, s := range setups {
+				batching = s.mode
+				r.(*ortReranker).opt.BatchSize = s.batch
+				in := variedPassages()
+				if s.uniform {
+					in = benchPassages()
+				}
+				start := time.Now()
+				if _, err := r.Rerank(ctx, "how do I cancel a context after a timeout", in); err != nil {
+					b.Fatal(err)
+				}
+				if round > 0 {
+					times[i] = append(times[i], time.Since(start))
+				}
+			}
+		}
+		var base time.Duration
+		for i, s := range setups {
+			d := median(times[i])
+			if s.mode == batchFixed {
+				base = d
+			}
+			what, key := "20 passages of 20-320 words", "varied"
+			if s.uniform {
+				what, key = "20 passages of 256 tokens", "uniform"
+			}
+			fmt.Printf("    MiniLM-L6 shape, %s: %-34s %6.0f ms = %.2fx one batch\n", what, s.name, ms(d), float64(d)/float64(base))
+			switch {
+			case s.mode == batchAdaptive:
+				b.ReportMetric(float64(d)/float64(base), key+"-split/one-batch")
+			case s.mode == batchSorted:
+				b.ReportMetric(float64(d)/float64(base), fmt.Sprintf("%s-batch%d/one-batch", key, s.batch))
+			}
+		}
+	}
 }

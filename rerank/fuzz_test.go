@@ -58,3 +58,32 @@ func FuzzModelDir(f *testing.F) {
 		}
 	})
 }
+
+// FuzzONNXGraph feeds hostile bytes to the reader that tells a model's
+// variant from its graph without loading it (models list, the pure-Go
+// backend's check): it must return, with an error or not, never crash.
+func FuzzONNXGraph(f *testing.F) {
+	for _, q := range []testmodels.Quant{testmodels.FP32, testmodels.QInt8, testmodels.FP16} {
+		dir := f.TempDir()
+		cfg := testmodels.Tiny
+		cfg.Quant, cfg.Layers = q, 1
+		if err := testmodels.WriteCrossEncoder(dir, cfg, nil); err != nil {
+			f.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("onnx"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(t.TempDir(), "model.onnx")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := inspectONNX(file); err != nil && !errors.Is(err, ErrBadModel) {
+			t.Fatalf("an error that is not ErrBadModel: %v", err)
+		}
+	})
+}

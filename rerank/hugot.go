@@ -3,6 +3,7 @@ package rerank
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/knights-analytics/hugot"
@@ -25,6 +26,9 @@ type hugotReranker struct {
 func newHugot(opt Options) (Reranker, error) {
 	info, tok, err := openModel(opt)
 	if err != nil {
+		return nil, err
+	}
+	if err := pureGoCheck(opt.ModelName, filepath.Join(opt.ModelDir, info.ONNX)); err != nil {
 		return nil, err
 	}
 	// GoMLX compiles the graph once per input shape. Buckets bound the
@@ -64,7 +68,7 @@ func (h *hugotReranker) Close() error {
 func (h *hugotReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return score(ctx, h.tok, query, passages, h.opt.BatchSize, h.forward)
+	return score(ctx, h.tok, query, passages, h.opt.BatchSize, false, h.forward)
 }
 
 // forward scores one batch: one logit per passage.

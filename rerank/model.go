@@ -105,7 +105,7 @@ func Probe(ctx context.Context, opt Options) error {
 	onnx := filepath.Join(opt.ModelDir, info.ONNX)
 	r, err := New(opt)
 	if err != nil {
-		if errors.Is(err, ErrBadModel) || errors.Is(err, ErrUnavailable) {
+		if errors.Is(err, ErrBadModel) || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNeedsORT) {
 			return err
 		}
 		return fmt.Errorf("%w: %s cannot be loaded: %v: %s", ErrBadModel, onnx, err, modelFix)

@@ -125,7 +125,7 @@ func (r *ortReranker) Model() string   { return r.opt.ModelName }
 func (r *ortReranker) Close() error    { return r.sess.Destroy() }
 
 func (r *ortReranker) Rerank(ctx context.Context, query string, passages []string) ([]Result, error) {
-	return score(ctx, r.tok, query, passages, r.opt.BatchSize, r.run)
+	return score(ctx, r.tok, query, passages, r.opt.BatchSize, true, r.run)
 }
 
 // run scores one batch and returns one logit per passage.

@@ -45,6 +45,9 @@ type Installed struct {
 	Path   string `json:"path"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"` // of the .onnx file
+	// Variant is fp32, int8 or fp16, read from the ONNX graph, so that
+	// a model imported from any folder shows it too.
+	Variant string `json:"variant"`
 }
 
 // CheckName refuses a name that cannot be a model's: a path, "..".
@@ -105,6 +108,10 @@ func describe(name, dir string) (Installed, error) {
 		return Installed{}, err
 	}
 	m := Installed{Name: name, Path: dir}
+	m.Variant = "unknown" // a damaged graph: loading it says what is wrong
+	if facts, err := inspectONNX(filepath.Join(dir, info.ONNX)); err == nil {
+		m.Variant = facts.variant()
+	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if fi, err := e.Info(); err == nil && !e.IsDir() {
@@ -257,15 +264,33 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// Downloader fetches a model from Hugging Face into a folder and returns
-// the folder it wrote.
-type Downloader func(ctx context.Context, name, dest string) (string, error)
+// Hub is where Pull downloads models from: Hugging Face in lore, a fake
+// in tests.
+type Hub interface {
+	// Files lists the paths of the files in repository name.
+	Files(ctx context.Context, name string) ([]string, error)
+	// Download fetches repository name's tokenizer and config files and
+	// the ONNX file at onnxPath into a folder under dest, flat, and
+	// returns that folder.
+	Download(ctx context.Context, name, onnxPath, dest string) (string, error)
+}
 
-// Pull downloads name with dl into the store's temp space, validates it and
-// installs it atomically.
-func (s Store) Pull(ctx context.Context, name string, dl Downloader) (Installed, error) {
+// Pull downloads name from hub into the store's temp space, validates it
+// and installs it atomically. variant (fp32, int8 or auto) chooses the
+// ONNX export, by this CPU (ChooseONNX); auto takes int8 only when the
+// store's check backend can run it, and fp32 when the repository has no
+// int8 export for this CPU.
+func (s Store) Pull(ctx context.Context, name, variant string, hub Hub) (Installed, error) {
 	if err := CheckName(name); err != nil {
 		return Installed{}, err
+	}
+	files, err := hub.Files(ctx, name)
+	if err != nil {
+		return Installed{}, fmt.Errorf("list %s: %w", name, err)
+	}
+	onnx, err := ChooseONNX(files, variant, HostCPU(), s.int8OK())
+	if err != nil {
+		return Installed{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return Installed{}, err
@@ -275,17 +300,21 @@ func (s Store) Pull(ctx context.Context, name string, dl Downloader) (Installed,
 		return Installed{}, err
 	}
 	defer os.RemoveAll(tmp)
-	got, err := dl(ctx, name, tmp)
+	got, err := hub.Download(ctx, name, onnx, tmp)
 	if err != nil {
 		return Installed{}, fmt.Errorf("download %s: %w", name, err)
 	}
-	// Downloads keep the ONNX file in onnx/; the layout wants it beside the
-	// tokenizer.
-	if _, err := os.Stat(filepath.Join(got, "onnx", "model.onnx")); err == nil {
-		if err := os.Rename(filepath.Join(got, "onnx", "model.onnx"), filepath.Join(got, "model.onnx")); err != nil {
-			return Installed{}, err
-		}
-		os.RemoveAll(filepath.Join(got, "onnx"))
-	}
 	return s.Import(ctx, got, name)
+}
+
+// int8OK says whether the backend imports are checked with runs int8
+// models: only ONNX Runtime does.
+func (s Store) int8OK() bool {
+	switch s.Check.Backend {
+	case "onnxruntime":
+		return true
+	case "auto", "", "none":
+		return ORTAvailable(s.Check.ORTLibrary) == nil
+	}
+	return false
 }

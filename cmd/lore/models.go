@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gomlx/go-huggingface/hub"
 	"github.com/knights-analytics/hugot"
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,7 @@ tokenizer.json, special_tokens_map.json and config.json. They live in
 $XDG_DATA_HOME/lore/models.`,
 		Example: `  lore models list
   lore models pull cross-encoder/ms-marco-MiniLM-L-6-v2
+  lore models pull cross-encoder/ms-marco-MiniLM-L-6-v2 --variant fp32
   lore models import /media/usb/ms-marco-MiniLM-L-6-v2 --name cross-encoder/ms-marco-MiniLM-L-6-v2
   lore models path cross-encoder/ms-marco-MiniLM-L-6-v2
   lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
@@ -60,19 +62,24 @@ $XDG_DATA_HOME/lore/models.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSIZE\tSHA256\tPATH")
+			fmt.Fprintln(tw, "NAME\tVARIANT\tSIZE\tSHA256\tPATH")
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, m.Variant, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
 			}
 			return tw.Flush()
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
+	var variant string
 	pull := &cobra.Command{
 		Use:   "pull NAME",
 		Short: "Download a model from Hugging Face (needs internet)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Download a model from Hugging Face (needs internet). The cross-encoder
+repositories ship int8 exports beside the fp32 model; --variant auto takes
+the one made for this CPU (AVX-512 VNNI, AVX-512, AVX2 or arm64) when ONNX
+Runtime can run it, else fp32. int8 runs on ONNX Runtime only.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := store(cmd)
 			if err != nil {
@@ -81,18 +88,24 @@ $XDG_DATA_HOME/lore/models.`,
 			if err := rerank.CheckName(args[0]); err != nil {
 				return usageError{err}
 			}
+			switch variant {
+			case rerank.VariantAuto, rerank.VariantFP32, rerank.VariantInt8:
+			default:
+				return usageError{fmt.Errorf("--variant %q is not one of auto, fp32, int8", variant)}
+			}
 			fmt.Fprintf(streams.Err, "downloading %s from Hugging Face…\n", args[0])
-			m, err := s.Pull(cmd.Context(), args[0], hfDownload)
-			if errors.Is(err, rerank.ErrBadModel) {
-				return err // it downloaded, and cannot run
+			m, err := s.Pull(cmd.Context(), args[0], variant, modelHub)
+			if errors.Is(err, rerank.ErrBadModel) || errors.Is(err, rerank.ErrNeedsORT) || errors.Is(err, rerank.ErrNoVariant) {
+				return err // it is there, and cannot run here
 			}
 			if err != nil {
 				return fmt.Errorf("%w (offline? copy the model folder over and run `lore models import DIR`)", err)
 			}
-			fmt.Fprintf(streams.Out, "installed %s (%s) in %s\n", m.Name, units.Bytes(m.Bytes), m.Path)
+			fmt.Fprintf(streams.Out, "installed %s (%s, %s) in %s\n", m.Name, m.Variant, units.Bytes(m.Bytes), m.Path)
 			return nil
 		},
 	}
+	pull.Flags().StringVar(&variant, "variant", rerank.VariantAuto, "fp32, int8, or auto: int8 when this CPU and ONNX Runtime run it")
 
 	var name string
 	imp := &cobra.Command{
@@ -111,13 +124,13 @@ refused (exit 2) and nothing is installed.`,
 				fmt.Fprintln(streams.Err, "checking the model with a test pair…")
 			}
 			m, err := s.Import(cmd.Context(), args[0], name)
-			if errors.Is(err, rerank.ErrBadModel) || errors.Is(err, rerank.ErrBadName) {
+			if errors.Is(err, rerank.ErrBadModel) || errors.Is(err, rerank.ErrBadName) || errors.Is(err, rerank.ErrNeedsORT) {
 				return usageError{err}
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "installed %s (%s, sha256 %s) in %s\n", m.Name, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
+			fmt.Fprintf(streams.Out, "installed %s (%s, %s, sha256 %s) in %s\n", m.Name, m.Variant, units.Bytes(m.Bytes), m.SHA256[:16], m.Path)
 			return nil
 		},
 	}
@@ -193,23 +206,55 @@ func runModelsRm(cfg config.Config, name string, streams *ioStreams) error {
 	return nil
 }
 
-// hfDownload fetches a cross-encoder with hugot's Hugging Face downloader.
-func hfDownload(ctx context.Context, name, dest string) (string, error) {
+// modelHub is where `lore models pull` downloads from; tests replace it.
+var modelHub rerank.Hub = hfHub{}
+
+// hfHub is Hugging Face, through hugot's downloader (go-huggingface).
+type hfHub struct{}
+
+func (hfHub) Files(ctx context.Context, name string) ([]string, error) {
+	return cancellable(ctx, func() ([]string, error) {
+		repo := hub.New(name).WithRevision("main")
+		repo.Verbosity = 0
+		if err := repo.DownloadInfo(false); err != nil {
+			return nil, err
+		}
+		var files []string
+		for f, err := range repo.IterFileNames() {
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, f)
+		}
+		return files, nil
+	})
+}
+
+// Download fetches the tokenizer and config files and onnxPath, flat:
+// onnx/model.onnx lands as model.onnx beside the tokenizer.
+func (hfHub) Download(ctx context.Context, name, onnxPath, dest string) (string, error) {
 	opts := hugot.NewDownloadOptions()
-	opts.OnnxFilePath = "onnx/model.onnx"
+	opts.OnnxFilePath = onnxPath
+	return cancellable(ctx, func() (string, error) { return hugot.DownloadModel(name, dest, opts) })
+}
+
+// cancellable returns when fn does or ctx is done; the downloaders take no
+// context, so a cancelled fn finishes in the background.
+func cancellable[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	type result struct {
-		dir string
+		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		dir, err := hugot.DownloadModel(name, dest, opts)
-		done <- result{dir, err}
+		v, err := fn()
+		done <- result{v, err}
 	}()
 	select {
 	case r := <-done:
-		return r.dir, r.err
+		return r.v, r.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }

@@ -43,7 +43,11 @@ const (
 	tensorName      = 8
 	tensorRawData   = 9
 	dtypeFloat      = 1
+	dtypeUint8      = 2
+	dtypeInt8       = 3
+	dtypeInt32      = 6
 	dtypeInt64      = 7
+	dtypeFloat16    = 10
 	valueName       = 1
 	valueType       = 2
 	typeTensor      = 1
@@ -109,17 +113,30 @@ func intsAttr(name string, vs ...int64) attr {
 
 // op adds a node with one output and returns the output's name.
 func (g *graph) op(opType string, inputs []string, attrs ...attr) string {
-	out := g.name(opType)
+	return g.opN(opType, 1, inputs, attrs...)[0]
+}
+
+// opN adds a node with n outputs and returns their names.
+func (g *graph) opN(opType string, n int, inputs []string, attrs ...attr) []string {
+	base := g.name(opType)
 	b := pb(nil)
 	for _, in := range inputs {
 		b = b.str(nodeInput, in)
 	}
-	b = b.str(nodeOutput, out).str(nodeName, out).str(nodeOpType, opType)
+	outs := make([]string, n)
+	for i := range outs {
+		outs[i] = base
+		if i > 0 {
+			outs[i] = fmt.Sprintf("%s_out%d", base, i)
+		}
+		b = b.str(nodeOutput, outs[i])
+	}
+	b = b.str(nodeName, base).str(nodeOpType, opType)
 	for _, a := range attrs {
 		b = b.bytes(nodeAttribute, a)
 	}
 	g.nodes = append(g.nodes, b)
-	return out
+	return outs
 }
 
 func tensor(name string, dims []int64, dtype int64, raw []byte) pb {
@@ -139,6 +156,42 @@ func (g *graph) floats(prefix string, dims []int64, data []float32) string {
 	}
 	g.inits = append(g.inits, tensor(name, dims, dtypeFloat, raw))
 	return name
+}
+
+// raw adds an initializer of any type from its little-endian bytes.
+func (g *graph) raw(prefix string, dims []int64, dtype int64, data []byte) string {
+	name := g.name(prefix)
+	g.inits = append(g.inits, tensor(name, dims, dtype, data))
+	return name
+}
+
+// halves adds a float16 initializer.
+func (g *graph) halves(prefix string, dims []int64, data []float32) string {
+	raw := make([]byte, 2*len(data))
+	for i, f := range data {
+		binary.LittleEndian.PutUint16(raw[2*i:], float16(f))
+	}
+	return g.raw(prefix, dims, dtypeFloat16, raw)
+}
+
+// float16 rounds f to IEEE half precision (to nearest, ties away; the
+// weights here are small normal numbers, so subnormals flush to zero).
+func float16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case exp <= 0:
+		return sign
+	case exp >= 31:
+		return sign | 0x7c00
+	}
+	h := sign | uint16(exp)<<10 | uint16(mant>>13)
+	if mant&0x1000 != 0 {
+		h++ // carries into the exponent correctly
+	}
+	return h
 }
 
 // ints adds an int64 initializer.

@@ -26,7 +26,33 @@ type Config struct {
 	// Labels is the classification head's width: 0 or 1 for a
 	// cross-encoder's one logit, more to build a classifier lore refuses.
 	Labels int
+	// Quant is how the encoder's matrix products are stored; the weights
+	// are the same random numbers whatever it is, so a quantised model's
+	// scores can be compared with its fp32 twin's.
+	Quant Quant
 }
+
+// Quant is a model variant, as Hugging Face's cross-encoder repositories
+// ship them beside onnx/model.onnx.
+type Quant int
+
+const (
+	// FP32 is onnx/model.onnx.
+	FP32 Quant = iota
+	// QInt8 is what onnxruntime's dynamic quantisation (through optimum)
+	// writes for model_qint8_avx512*.onnx and model_qint8_arm64.onnx:
+	// every MatMul becomes DynamicQuantizeLinear on its activations,
+	// MatMulInteger with per-tensor symmetric int8 weights, Cast, and a
+	// Mul by the two scales. Products of two activations (attention)
+	// quantise both sides, as optimum leaves MatMulConstBOnly off.
+	QInt8
+	// QUInt8 is the same with uint8 weights (zero point 128), as in
+	// model_quint8_avx2.onnx.
+	QUInt8
+	// FP16 keeps the matrix weights as float16 initializers cast to
+	// float32 where used: enough to look like model_O4.onnx to a loader.
+	FP16
+)
 
 // Shapes of the models lore uses, and a tiny one for fast tests.
 var (
@@ -101,10 +127,19 @@ func crossEncoder(cfg Config) []byte {
 
 	scalar := func(x float32) string { return g.floats("c", nil, []float32{x}) }
 	one, half := scalar(1), scalar(0.5)
+	// matmul multiplies two activations.
+	matmul := func(a, b string) string {
+		if cfg.Quant != QInt8 && cfg.Quant != QUInt8 {
+			return g.op("MatMul", []string{a, b})
+		}
+		qa := g.opN("DynamicQuantizeLinear", 3, []string{a})
+		qb := g.opN("DynamicQuantizeLinear", 3, []string{b})
+		return g.dequant(g.op("MatMulInteger", []string{qa[0], qb[0], qa[2], qb[2]}), qa[1], qb[1])
+	}
 	linear := func(x string, in, out int64, std float64) string {
-		w := g.floats("w", []int64{in, out}, normal(int(in*out), std))
+		w := normal(int(in*out), std)
 		b := g.floats("b", []int64{out}, normal(int(out), 0.02))
-		return g.op("Add", []string{g.op("MatMul", []string{x, w}), b})
+		return g.op("Add", []string{g.weightMatMul(x, w, []int64{in, out}, cfg.Quant), b})
 	}
 	layerNorm := func(x string) string {
 		return g.op("LayerNormalization", []string{x, g.floats("ln_w", []int64{H}, fill(int(H), 1)), g.floats("ln_b", []int64{H}, fill(int(H), 0))},
@@ -134,9 +169,9 @@ func crossEncoder(cfg Config) []byte {
 		q := split(linear(x, H, H, std), 0, 2, 1, 3)
 		k := split(linear(x, H, H, std), 0, 2, 3, 1)
 		v := split(linear(x, H, H, std), 0, 2, 1, 3)
-		scores := g.op("Add", []string{g.op("Mul", []string{g.op("MatMul", []string{q, k}), scale}), ext})
+		scores := g.op("Add", []string{g.op("Mul", []string{matmul(q, k), scale}), ext})
 		probs := g.op("Softmax", []string{scores}, intAttr("axis", -1))
-		ctx := g.op("Reshape", []string{g.op("Transpose", []string{g.op("MatMul", []string{probs, v})}, intsAttr("perm", 0, 2, 1, 3)), merged})
+		ctx := g.op("Reshape", []string{g.op("Transpose", []string{matmul(probs, v)}, intsAttr("perm", 0, 2, 1, 3)), merged})
 		x = layerNorm(g.op("Add", []string{x, linear(ctx, H, H, std)}))
 		h := linear(x, H, int64(cfg.FFN), std)
 		gelu := g.op("Mul", []string{g.op("Mul", []string{h, half}), g.op("Add", []string{g.op("Erf", []string{g.op("Mul", []string{h, scalar(1 / math.Sqrt2)})}), one})})
@@ -148,4 +183,61 @@ func crossEncoder(cfg Config) []byte {
 	logits := linear(pooled, H, labels, 1)
 	g.nodes = append(g.nodes, pb(nil).str(nodeInput, logits).str(nodeOutput, "logits").str(nodeName, "logits").str(nodeOpType, "Identity"))
 	return g.model(cfg.Name)
+}
+
+// weightMatMul multiplies x by the constant matrix w, stored as q says.
+func (g *graph) weightMatMul(x string, w []float32, dims []int64, q Quant) string {
+	switch q {
+	case QInt8, QUInt8:
+		wq, scale, zp := quantize(w, q == QUInt8)
+		dtype := int64(dtypeInt8)
+		if q == QUInt8 {
+			dtype = dtypeUint8
+		}
+		wName := g.raw("w_quantized", dims, dtype, wq)
+		wScale := g.floats("w_scale", nil, []float32{scale})
+		wZero := g.raw("w_zero_point", nil, dtype, []byte{zp})
+		qx := g.opN("DynamicQuantizeLinear", 3, []string{x})
+		return g.dequant(g.op("MatMulInteger", []string{qx[0], wName, qx[2], wZero}), qx[1], wScale)
+	case FP16:
+		w16 := g.op("Cast", []string{g.halves("w_fp16", dims, w)}, intAttr("to", dtypeFloat))
+		return g.op("MatMul", []string{x, w16})
+	}
+	return g.op("MatMul", []string{x, g.floats("w", dims, w)})
+}
+
+// dequant turns MatMulInteger's int32 product back into floats: Cast,
+// then Mul by the product of the two scales, the pattern onnxruntime
+// fuses into MatMulIntegerToFloat.
+func (g *graph) dequant(product, scaleA, scaleB string) string {
+	f := g.op("Cast", []string{product}, intAttr("to", dtypeFloat))
+	return g.op("Mul", []string{f, g.op("Mul", []string{scaleA, scaleB})})
+}
+
+// quantize is onnxruntime's symmetric per-tensor weight quantisation:
+// int8 in [-127, 127] with zero point 0, or uint8 in [0, 255] with zero
+// point 128. It returns the quantised bytes, the scale and the zero point.
+func quantize(w []float32, unsigned bool) ([]byte, float32, byte) {
+	var absMax float64
+	for _, v := range w {
+		absMax = max(absMax, math.Abs(float64(v)))
+	}
+	qmin, qmax, zp := -127.0, 127.0, 0.0
+	if unsigned {
+		qmin, qmax, zp = 0, 255, 128
+	}
+	scale := 2 * absMax / (qmax - qmin)
+	if scale == 0 {
+		scale = 1
+	}
+	out := make([]byte, len(w))
+	for i, v := range w {
+		q := min(max(math.RoundToEven(float64(v)/scale)+zp, qmin), qmax)
+		if unsigned {
+			out[i] = byte(q)
+		} else {
+			out[i] = byte(int8(q))
+		}
+	}
+	return out, float32(scale), byte(zp)
 }
