@@ -45,8 +45,12 @@ func TestMain(m *testing.M) {
 }
 
 // ortLibraryPath is the ONNX Runtime library for tests: `make ort`
-// installs it and the Makefile exports its path. Empty when absent.
+// installs it and the Makefile exports its path. Empty when absent, or
+// in a build without cgo.
 func ortLibraryPath() string {
+	if !cgoEnabled {
+		return ""
+	}
 	lib := os.Getenv("LORE_TEST_ORT_LIB")
 	if lib == "" {
 		lib, _ = filepath.Abs("../.cache/ort/libonnxruntime.so.1")

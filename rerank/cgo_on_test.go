@@ -1,0 +1,5 @@
+//go:build cgo
+
+package rerank
+
+const cgoEnabled = true
