@@ -1,0 +1,118 @@
+// Package eval measures lore on a question set: retrieval metrics from the
+// one search path every turn uses, answer metrics from the one agent every
+// front end runs, optional judge metrics from a second Ollama model, and the
+// calibration of the threshold that sends a question to the web. It imports
+// the agent's types and nothing of the engine: cmd/lore hands it an Engine.
+package eval
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Gold is where an answer lies: lines [Lines[0], Lines[1]] (1-based,
+// inclusive) of Path, relative to the indexed folder.
+type Gold struct {
+	Path    string `json:"path"`
+	Section string `json:"section,omitempty"`
+	Lines   [2]int `json:"lines"`
+}
+
+// Question is one line of a question set (docs/eval.md).
+type Question struct {
+	ID             string   `json:"id"`
+	Question       string   `json:"question"`
+	Gold           []Gold   `json:"gold"`
+	AnswerKeywords []string `json:"answer_keywords"`
+	Kind           string   `json:"kind"`
+	// Answerable is false for a question the documents cannot answer;
+	// missing means true.
+	Answerable *bool `json:"answerable,omitempty"`
+}
+
+// IsAnswerable reports whether the documents are meant to answer q.
+func (q Question) IsAnswerable() bool { return q.Answerable == nil || *q.Answerable }
+
+// Overlaps reports whether lines start..end of path overlap a gold range.
+func (q Question) Overlaps(path string, start, end int) bool {
+	for _, g := range q.Gold {
+		if g.Path == path && start <= g.Lines[1] && end >= g.Lines[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrDataset marks a question set that cannot be read as one.
+var ErrDataset = errors.New("question set")
+
+// ReadFile reads a question set; see Read.
+func ReadFile(path string) ([]Question, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDataset, err)
+	}
+	defer f.Close()
+	return Read(f, path)
+}
+
+// Read parses JSONL, one question a line; blank lines are skipped. A line
+// that is not a question stops the read with its file and line number.
+func Read(r io.Reader, name string) ([]Question, error) {
+	var qs []Question
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var q Question
+		dec := json.NewDecoder(strings.NewReader(text))
+		if err := dec.Decode(&q); err != nil {
+			return nil, fmt.Errorf("%w %s:%d: not a JSON question: %w (format: docs/eval.md)", ErrDataset, name, line, err)
+		}
+		if err := q.check(); err != nil {
+			return nil, fmt.Errorf("%w %s:%d: %w (format: docs/eval.md)", ErrDataset, name, line, err)
+		}
+		if q.ID == "" {
+			q.ID = fmt.Sprintf("line-%d", line)
+		}
+		if prev, dup := seen[q.ID]; dup {
+			return nil, fmt.Errorf("%w %s:%d: id %q is already used on line %d", ErrDataset, name, line, q.ID, prev)
+		}
+		seen[q.ID] = line
+		qs = append(qs, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrDataset, name, err)
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%w %s: no questions in it (format: docs/eval.md)", ErrDataset, name)
+	}
+	return qs, nil
+}
+
+func (q Question) check() error {
+	if strings.TrimSpace(q.Question) == "" {
+		return errors.New(`"question" is missing or empty`)
+	}
+	if q.IsAnswerable() && len(q.Gold) == 0 {
+		return errors.New(`an answerable question needs "gold" locations (or "answerable": false)`)
+	}
+	for _, g := range q.Gold {
+		if g.Path == "" {
+			return errors.New(`a gold location has no "path"`)
+		}
+		if g.Lines[0] < 1 || g.Lines[1] < g.Lines[0] {
+			return fmt.Errorf(`gold %s: "lines" must be [first, last], 1-based, first <= last`, g.Path)
+		}
+	}
+	return nil
+}
