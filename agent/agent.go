@@ -339,14 +339,7 @@ func (r *run) route(passages []Passage, best *float32) Route {
 		confident = *best >= r.cfg.Threshold
 		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", *best, r.cfg.Threshold)
 	default:
-		top := passages[0]
-		lexicalOnly := true
-		for _, p := range passages {
-			if p.VectorRank > 0 {
-				lexicalOnly = false
-			}
-		}
-		confident = top.LexicalRank > 0 && (lexicalOnly || top.VectorRank > 0)
+		confident = Agreement(passages)
 		r.res.RoutedOnSignal = "no reranker: retrieval agreement (the best passage found by both keyword and vector search)"
 	}
 	switch {
@@ -356,6 +349,23 @@ func (r *run) route(passages []Passage, best *float32) Route {
 		return RouteWeb
 	}
 	return RouteNone
+}
+
+// Agreement is the routing signal without a reranker: the best passage
+// was found by both keyword and vector search (or, in a lexical-only
+// index, by keyword search at all).
+func Agreement(passages []Passage) bool {
+	if len(passages) == 0 {
+		return false
+	}
+	lexicalOnly := true
+	for _, p := range passages {
+		if p.VectorRank > 0 {
+			lexicalOnly = false
+		}
+	}
+	top := passages[0]
+	return top.LexicalRank > 0 && (lexicalOnly || top.VectorRank > 0)
 }
 
 // docSources numbers the best k passages (already in ranked order).

@@ -374,6 +374,16 @@ func (e *Engine) markChatDown(model string) {
 	delete(e.chatReady, model)
 }
 
+// ChatClient is the Ollama client for model, once ChatStatus finds it
+// ready: for lore eval's judge and question drafts, which talk to a model
+// outside a turn.
+func (e *Engine) ChatClient(ctx context.Context, model string) (agent.ChatClient, error) {
+	if err := e.ChatStatus(ctx, model); err != nil {
+		return nil, err
+	}
+	return e.client, nil
+}
+
 // Models lists the models installed in Ollama, by name.
 func (e *Engine) Models(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -420,6 +430,14 @@ func (e *Engine) agentReranker() agent.Reranker {
 		return nil
 	}
 	return rerankerAdapter{e}
+}
+
+// stageReranker is agentReranker unless st switches reranking off.
+func (e *Engine) stageReranker(st Stages) agent.Reranker {
+	if st.NoRerank {
+		return nil
+	}
+	return e.agentReranker()
 }
 
 // Session returns a saved session with its turns.

@@ -26,6 +26,11 @@ type AskRequest struct {
 	K int
 	// SourcesOnly answers with the passages alone, without the model.
 	SourcesOnly bool
+	// Stages switches parts of the search off (lore eval's ablations).
+	Stages Stages
+	// NoSave keeps the turn out of the sessions (lore eval's questions are
+	// not the user's conversations).
+	NoSave bool
 }
 
 // Ask answers a question on a goroutine of its own: it loads the session's
@@ -75,8 +80,8 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		a := &agent.Agent{
 			Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
 				Threshold: float32(cfg.WebFallbackThreshold), Candidates: e.rr.candidates, TopK: req.K},
-			Retriever: retriever{e},
-			Reranker:  e.agentReranker(),
+			Retriever: retriever{e, req.Stages},
+			Reranker:  e.stageReranker(req.Stages),
 		}
 		a.Config.KeepAlive, _ = time.ParseDuration(cfg.KeepAlive)
 		send := func(ev agent.Event) bool {
@@ -140,7 +145,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			// channel has room, and the consumer reads to the end.
 			// Only a turn with an answer is saved: passages alone (no model)
 			// are not a conversation to follow up.
-			if res.Answer != "" {
+			if res.Answer != "" && !req.NoSave {
 				n, err := 0, sessErr
 				if err == nil {
 					n, err = sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))

@@ -22,11 +22,28 @@ type SearchResult struct {
 	Total    time.Duration
 }
 
+// Stages switch parts of the one search path off, for ablations (lore eval
+// --lexical-only, --vector-only, --no-rerank). The zero value runs them all.
+type Stages struct {
+	NoVector  bool // keyword search only
+	NoLexical bool // vector search only: needs an index built with embeddings
+	NoRerank  bool // keep the fused order
+}
+
+// ErrNoVectors means a vector-only search on an index without vectors, or
+// with Ollama unreachable so that the query cannot be embedded.
+var ErrNoVectors = errors.New("vector-only search needs query embeddings")
+
 // Search runs the one retrieve-then-rerank path and returns the best k
 // passages. Notices (lexical only, no reranker) are in the result.
 func (e *Engine) Search(ctx context.Context, query string, k int) (SearchResult, error) {
+	return e.SearchStages(ctx, query, k, Stages{})
+}
+
+// SearchStages is Search with some stages switched off.
+func (e *Engine) SearchStages(ctx context.Context, query string, k int, st Stages) (SearchResult, error) {
 	start := time.Now()
-	ranking, err := agent.Rank(ctx, retriever{e}, e.agentReranker(), query, max(k, e.rr.candidates), nil)
+	ranking, err := agent.Rank(ctx, retriever{e, st}, e.stageReranker(st), query, max(k, e.rr.candidates), nil)
 	if err != nil {
 		return SearchResult{}, err
 	}
@@ -48,7 +65,10 @@ func (e *Engine) Notices() []string {
 // retriever is the engine as the agent's Retriever: hybrid search on the
 // current generation of the index. Without Ollama the query cannot be
 // embedded; keyword search still works, and says so.
-type retriever struct{ e *Engine }
+type retriever struct {
+	e  *Engine
+	st Stages
+}
 
 func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Retrieval, error) {
 	e := r.e
@@ -58,9 +78,15 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 	}
 	defer e.release(o)
 	cfg := e.Config()
-	opt := index.SearchOptions{Limit: n, Depth: cfg.SearchDepth, RRFK: cfg.RRFK, Embedder: o.emb}
+	opt := index.SearchOptions{Limit: n, Depth: cfg.SearchDepth, RRFK: cfg.RRFK, Embedder: o.emb, NoLexical: r.st.NoLexical}
 	var notice string
 	switch {
+	case r.st.NoVector:
+		opt.Embedder = nil
+	case r.st.NoLexical && o.emb == nil:
+		return agent.Retrieval{}, fmt.Errorf("%w: index %s was built with --embedder none (lore index --rebuild --embedder ollama)", ErrNoVectors, cfg.Index)
+	case r.st.NoLexical && e.recentlyDown():
+		return agent.Retrieval{}, fmt.Errorf("%w: %s", ErrNoVectors, lexicalWhileDown)
 	case o.emb == nil:
 		if e.once("lexical:" + o.ix.Generation()) {
 			notice = "lexical search only: the index was built with --embedder none"
@@ -72,7 +98,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 		}
 	}
 	res, err := o.ix.Search(ctx, query, opt)
-	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil {
+	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil && !r.st.NoLexical {
 		news := e.sawOllamaDown()
 		if e.onceThisOutage("lexical") {
 			notice = lexicalWhileDown
@@ -143,6 +169,22 @@ func (a webAdapter) Search(ctx context.Context, query string) ([]agent.WebResult
 	out := make([]agent.WebResult, len(rs))
 	for i, r := range rs {
 		out[i] = agent.WebResult{URL: r.URL, Title: r.Title, Content: r.Content, Score: r.Score}
+	}
+	return out, err
+}
+
+// SampleChunks picks up to n passages of at least minChars at random
+// (lore eval generate).
+func (e *Engine) SampleChunks(ctx context.Context, n, minChars int, seed uint64) ([]agent.Passage, error) {
+	o, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(o)
+	hits, err := o.ix.SampleChunks(ctx, n, minChars, seed)
+	out := make([]agent.Passage, len(hits))
+	for i, h := range hits {
+		out[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text}
 	}
 	return out, err
 }

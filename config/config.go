@@ -68,6 +68,9 @@ type Config struct {
 	Mode string `yaml:"mode"`
 	// ChatModel is the Ollama model that writes answers.
 	ChatModel string `yaml:"chat-model"`
+	// JudgeModel is the Ollama model lore eval asks to judge answers
+	// (faithfulness, relevancy); empty skips those metrics.
+	JudgeModel string `yaml:"judge-model"`
 	// NumCtx is the chat model's context window in tokens.
 	NumCtx int `yaml:"num-ctx"`
 	// Temperature is the chat model's sampling temperature.

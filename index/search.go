@@ -27,6 +27,9 @@ type SearchOptions struct {
 	// NoProximity leaves the keyword candidates in plain BM25F order (for
 	// benchmarks and ablations).
 	NoProximity bool
+	// NoLexical skips the keyword stage: vector candidates alone (an
+	// ablation: lore eval --vector-only).
+	NoLexical bool
 }
 
 // DefaultSearchOptions are the documented defaults.
@@ -41,7 +44,7 @@ type Timings struct {
 
 // Results is what a search found.
 type Results struct {
-	Mode    string // "hybrid" or "lexical"
+	Mode    string // "hybrid", "lexical" or "vector" (NoLexical)
 	Hits    []Hit
 	Timings Timings
 	// Notice is something the user should hear once: the vector graph file
@@ -132,14 +135,19 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 			res.Timings.Vector = time.Since(t)
 		}
 	}
-	t := time.Now()
-	lex, err := ix.lexicalIDs(ctx, query, opt.Depth, !opt.NoProximity)
-	if err != nil {
-		return res, err
+	var lex []int64
+	if !opt.NoLexical {
+		t := time.Now()
+		var err error
+		if lex, err = ix.lexicalIDs(ctx, query, opt.Depth, !opt.NoProximity); err != nil {
+			return res, err
+		}
+		res.Timings.Lexical = time.Since(t)
+	} else if res.Mode == "hybrid" {
+		res.Mode = "vector"
 	}
-	res.Timings.Lexical = time.Since(t)
 
-	t = time.Now()
+	t := time.Now()
 	byChunk, err := ix.chunksForVectors(ctx, vecIDs)
 	if err != nil {
 		return res, err
