@@ -279,8 +279,8 @@ func codeBlocks(md string) []codeBlock {
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
 		trimmed := strings.TrimLeft(lines[i], " \t")
-		fence := fenceOf(trimmed)
-		if fence == "" || (fence[0] == '`' && strings.Contains(trimmed[len(fence):], "`")) {
+		fence := openingFence(trimmed)
+		if fence == "" {
 			continue
 		}
 		indent := len(lines[i]) - len(trimmed)
@@ -303,6 +303,19 @@ func codeBlocks(md string) []codeBlock {
 	return out
 }
 
+// openingFence is the fence a line opens, or "": a backtick fence's info
+// string may not hold a backtick (it would be a code span, as in
+// "```x```").
+func openingFence(line string) string {
+	f := fenceOf(line)
+	if f != "" && f[0] == '`' && strings.Contains(line[len(f):], "`") {
+		return ""
+	}
+	return f
+}
+
+// fenceOf is the run of three or more backticks or tildes a line starts
+// with, or "".
 func fenceOf(line string) string {
 	for _, c := range []string{"`", "~"} {
 		n := len(line) - len(strings.TrimLeft(line, c))
@@ -565,7 +578,7 @@ func stripCode(md string) string {
 		t := strings.TrimLeft(l, " \t")
 		f := fenceOf(t)
 		switch {
-		case fence == "" && f != "":
+		case fence == "" && openingFence(t) != "":
 			fence = f
 		case fence != "" && len(f) >= len(fence) && f[0] == fence[0] && strings.TrimSpace(t[len(f):]) == "":
 			fence = ""

@@ -165,6 +165,7 @@ func TestCodeValid(t *testing.T) {
 		{"a longer fence holds a shorter one", "````md\n```go\nbroken(\n```\n````", 1, ""},
 		{"fence in a list item keeps yaml indentation", "1. Set:\n   ```yaml\n   a:\n     b: 1\n   ```", 1, ""},
 		{"one of two blocks bad", "```go\nx := 1\n```\n\n```json\n{,}\n```", 0.5, "block 2 (json, line 5)"},
+		{"three backticks in a line of prose", "Run ```lore index``` first [1].", -1, ""},
 		{"no blocks", "Logs are kept for 15d [1].", -1, ""},
 	}
 	for _, tt := range tests {
@@ -203,6 +204,7 @@ func TestCitations(t *testing.T) {
 		{"repeated markers count once", "15d [1]. Yes [1][1].", 1, 1, ""},
 		{"grouped markers", "15d [1, 9].", 0.5, 1, "grouped markers"},
 		{"index in code is no citation", "Use it [1]:\n\n```go\nname := os.Args[0]\nx := xs[7]\n```\nor `xs[9]`.", 1, 1, ""},
+		{"a one-line code span of three backticks is no fence", "Run ```lore index``` first [1], then see [2].", 1, 0.5, "cited_gold: [2]"},
 		{"no markers", "Logs are kept for 15d.", -1, -1, "citations: the answer cites no source"},
 	}
 	for _, tt := range tests {
