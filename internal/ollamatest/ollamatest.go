@@ -51,8 +51,9 @@ type ChatRequest struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
-	Stream  *bool          `json:"stream"`
-	Options map[string]any `json:"options"`
+	Stream  *bool           `json:"stream"`
+	Format  json.RawMessage `json:"format"`
+	Options map[string]any  `json:"options"`
 }
 
 // SetChat scripts the following /api/chat answers.
