@@ -353,10 +353,10 @@ func (c *Calibration) recommend(current float64) {
 	case r.WronglyLeft+r.WronglyAnswered > 0:
 		var errs []string
 		if r.WronglyLeft > 0 {
-			errs = append(errs, fmt.Sprintf("sends %d answerable question(s) away from the docs", r.WronglyLeft))
+			errs = append(errs, "sends "+questions(r.WronglyLeft, "answerable question")+" away from the docs")
 		}
 		if r.WronglyAnswered > 0 {
-			errs = append(errs, fmt.Sprintf("answers %d unanswerable one(s) from them", r.WronglyAnswered))
+			errs = append(errs, "answers "+questions(r.WronglyAnswered, "unanswerable one")+" from them")
 		}
 		c.Notes = append(c.Notes, "no threshold routes every question right; this one still "+strings.Join(errs, " and "))
 	}
@@ -372,12 +372,12 @@ func (c *Calibration) noteClasses(answerable, unanswerable int) {
 		what  string
 	}{{answerable, "answerable"}, {unanswerable, "unanswerable"}} {
 		if n.count > 0 && n.count < fewPerClass {
-			c.Notes = append(c.Notes, fmt.Sprintf("only %d %s question(s): one more or less can move the result; %d or more of each class make it steadier",
-				n.count, n.what, fewPerClass))
+			c.Notes = append(c.Notes, fmt.Sprintf("only %s: one more or less can move the result; %d or more of each class make it steadier",
+				questions(n.count, n.what+" question"), fewPerClass))
 		}
 	}
 	if c.Scored && c.Unscored[0]+c.Unscored[1] > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("%d question(s) retrieved nothing and leave the docs at any threshold", c.Unscored[0]+c.Unscored[1]))
+		c.Notes = append(c.Notes, questions(c.Unscored[0]+c.Unscored[1], "question")+" retrieved nothing and never answer from the docs")
 	}
 }
 
@@ -402,6 +402,14 @@ func formatWithin(t, lower, upper float64) (string, float64) {
 		}
 	}
 	return strconv.FormatFloat(upper, 'g', -1, 64), upper
+}
+
+// questions is "1 thing" or "n things".
+func questions(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // fmtScore shows a score or threshold with two decimals.

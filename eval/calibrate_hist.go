@@ -63,12 +63,17 @@ func (c Calibration) histogram(rows int) histogram {
 	}
 	jmin := int(math.Floor((lo - anchor) / w))
 	jmax := int(math.Floor((hi - anchor) / w))
+	// The current threshold is on an edge unless it is too near the
+	// recommended one to get its own; then it shares that line. Rounding
+	// must not leave a score at it without a bin above its line.
+	curOnEdge := showCur && !(hasRec && math.Abs(rec.Threshold-cur) < w0/2)
+	curBin := int(math.Round((cur - anchor) / w))
+	if curOnEdge && hi >= cur {
+		jmax = max(jmax, curBin)
+	}
 	h := histogram{start: anchor + float64(jmin)*w, width: w, n: jmax - jmin + 1}
 	h.counts = [2][]int{make([]int, h.n), make([]int, h.n)}
-	curEdge := int(math.Round((cur-anchor)/w)) - jmin
-	// The current threshold is on an edge unless it is too near the
-	// recommended one to get its own; then it shares that line.
-	curOnEdge := showCur && !(hasRec && math.Abs(rec.Threshold-cur) < w0/2)
+	curEdge := curBin - jmin
 	bin := func(s float64) int {
 		j := int(math.Floor((s-anchor)/w)) - jmin
 		// Rounding must not put a score on the wrong side of a line: the

@@ -17,26 +17,26 @@ const tableRows = 15
 const histRows = 16
 
 // WriteText writes the calibration for a terminal or a file, in plain text
-// that fits width columns (at least 60 are used): the sweep as a table, both
+// that fits width columns (at least 72 are used): the sweep as a table, both
 // score distributions as a histogram with the thresholds drawn across it,
 // and the recommendation with its config line, or why there is none.
 func (c Calibration) WriteText(w io.Writer, width int) error {
-	width = max(width, 60)
+	width = max(width, 72)
 	b := bufio.NewWriter(w)
 	answerable := len(c.Answerable) + c.Unscored[0]
 	unanswerable := len(c.Unanswerable) + c.Unscored[1]
-	fmt.Fprintf(b, "Calibration of %s (routing answers from the docs when the best rerank logit is at least it)\n", ConfigKey)
-	fmt.Fprintf(b, "%d questions: %d answerable, %d unanswerable", answerable+unanswerable, answerable, unanswerable)
+	head := fmt.Sprintf("Calibration of %s: a question answers from the docs when its best rerank logit is at least the threshold.", ConfigKey)
+	fmt.Fprintln(b, wrap(head, width, ""))
+	head = fmt.Sprintf("%d questions: %d answerable, %d unanswerable", answerable+unanswerable, answerable, unanswerable)
 	if n := c.Unscored[0] + c.Unscored[1]; n > 0 && c.Scored {
-		fmt.Fprintf(b, "; %d without a rerank score (nothing retrieved: they never answer from the docs)", n)
+		head += fmt.Sprintf("; %d without a rerank score (nothing retrieved: they never answer from the docs)", n)
 	}
-	fmt.Fprintln(b)
-
+	fmt.Fprintln(b, wrap(head+".", width, ""))
 	if !c.Scored {
 		c.writeAgreement(b, width)
 	} else {
 		fmt.Fprintln(b)
-		c.writeTable(b)
+		c.writeTable(b, width)
 		fmt.Fprintln(b)
 		c.writeHistogram(b, width)
 		fmt.Fprintln(b)
@@ -51,57 +51,54 @@ func (c Calibration) WriteText(w io.Writer, width int) error {
 func (c Calibration) writeAgreement(b *bufio.Writer, width int) {
 	a := c.Agreement
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, "No question has a rerank score, so routing ran on retrieval agreement (the best passage")
-	fmt.Fprintln(b, "found by both keyword and vector search). It is a yes/no signal with no threshold to set:")
-	fmt.Fprintln(b, "there is nothing to calibrate. How it routed this set:")
+	fmt.Fprintln(b, wrap("No question has a rerank score, so routing ran on retrieval agreement (the best passage "+
+		"found by both keyword and vector search). It is a yes/no signal with no threshold to set: "+
+		"there is nothing to calibrate. How it routed this set:", width, ""))
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "  %-20s %18s %15s\n", "", "answered from docs", "left the docs")
 	fmt.Fprintf(b, "  %-20s %18d %15d\n", fmt.Sprintf("answerable (%d)", a.RightlyAnswered+a.WronglyLeft), a.RightlyAnswered, a.WronglyLeft)
 	fmt.Fprintf(b, "  %-20s %18d %15d\n", fmt.Sprintf("unanswerable (%d)", a.WronglyAnswered+a.RightlyLeft), a.WronglyAnswered, a.RightlyLeft)
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "accuracy %.2f, precision %.2f, recall %.2f, F1 %.2f\n", a.Accuracy(), a.Precision(), a.Recall(), a.F1())
-	fmt.Fprintln(b, wrap(fmt.Sprintf("%d answerable question(s) wrongly left the docs; %d unanswerable one(s) were wrongly answered from them.",
-		a.WronglyLeft, a.WronglyAnswered), width, ""))
+	fmt.Fprintln(b, wrap(fmt.Sprintf("Wrongly routed: %s sent away from the docs, %s answered from them.",
+		questions(a.WronglyLeft, "answerable question"), questions(a.WronglyAnswered, "unanswerable question")), width, ""))
 	fmt.Fprintln(b, wrap("To get a threshold to tune, install a reranker: "+ModelHint+", then run this again.", width, ""))
 }
 
-func (c Calibration) writeTable(b *bufio.Writer) {
+func (c Calibration) writeTable(b *bufio.Writer, width int) {
 	cur, _ := c.CurrentPoint()
-	type row struct {
-		text string
-		p    Point
-		mark string
-	}
-	rows := make([]row, len(c.Points))
-	for i, p := range c.Points {
-		rows[i] = row{text: p.Text, p: p}
-		switch {
-		case i == c.Recommended && i == c.Current:
-			rows[i].mark = "<- recommended (current " + cur.Text + " routes the same)"
-		case i == c.Recommended:
-			rows[i].mark = "<- recommended"
-		case i == c.Current:
-			rows[i].text, rows[i].mark = cur.Text, "<- current"
-		}
-	}
 	tw := len("threshold")
-	for _, r := range rows {
-		tw = max(tw, len(r.text))
+	for _, p := range c.Points {
+		tw = max(tw, len(p.Text))
 	}
-	fmt.Fprintf(b, "%*s  %10s  %12s  %9s  %6s  %4s\n", tw, "threshold", "answerable", "unanswerable", "precision", "recall", "F1")
-	fmt.Fprintf(b, "%*s  %10s  %12s\n", tw, "", "sent away", "answered")
+	tw = max(tw, len(cur.Text))
+	const cols = 2 + 9 + 2 + 8 + 2 + 9 + 2 + 6 + 2 + 4 // after the threshold
+	rec, curMark, both := "<- recommended", "<- current", "<- recommended, current"
+	if tw+cols+2+len(both) > width {
+		rec, curMark, both = "<- rec", "<- cur", "<- rec, cur"
+	}
+	fmt.Fprintln(b, wrap("sent away: answerable questions that would leave the docs; answered: unanswerable ones that would be answered from them.", width, ""))
+	fmt.Fprintf(b, "%*s  %9s  %8s  %9s  %6s  %4s\n", tw, "threshold", "sent away", "answered", "precision", "recall", "F1")
 	last := -1
-	for _, i := range shownRows(len(rows), c.Recommended, c.Current) {
+	for _, i := range shownRows(len(c.Points), c.Recommended, c.Current) {
 		if last >= 0 && i > last+1 {
 			fmt.Fprintf(b, "%*s\n", tw, "...")
 		}
 		last = i
-		r := rows[i]
-		prec := "-"
-		if r.p.RightlyAnswered+r.p.WronglyAnswered > 0 {
-			prec = fmt.Sprintf("%.2f", r.p.Precision())
+		p, mark := c.Points[i], ""
+		switch {
+		case i == c.Recommended && i == c.Current:
+			mark = both
+		case i == c.Recommended:
+			mark = rec
+		case i == c.Current:
+			p, mark = cur, curMark
 		}
-		line := fmt.Sprintf("%*s  %10d  %12d  %9s  %6.2f  %4.2f  %s", tw, r.text, r.p.WronglyLeft, r.p.WronglyAnswered, prec, r.p.Recall(), r.p.F1, r.mark)
+		prec := "-"
+		if p.RightlyAnswered+p.WronglyAnswered > 0 {
+			prec = fmt.Sprintf("%.2f", p.Precision())
+		}
+		line := fmt.Sprintf("%*s  %9d  %8d  %9s  %6.2f  %4.2f  %s", tw, p.Text, p.WronglyLeft, p.WronglyAnswered, prec, p.Recall(), p.F1, mark)
 		fmt.Fprintln(b, strings.TrimRight(line, " "))
 	}
 }
@@ -141,12 +138,15 @@ func shownRows(n, rec, cur int) []int {
 
 func (c Calibration) writeHistogram(b *bufio.Writer, width int) {
 	h := c.histogram(histRows)
-	labels := make([]string, h.n)
-	lw := len("score")
-	for j := range labels {
-		labels[j] = fmt.Sprintf("%s .. %s", fmtScore(h.edge(j)), fmtScore(h.edge(j+1)))
-		lw = max(lw, len(labels[j]))
+	ew := 0
+	for e := range h.n + 1 {
+		ew = max(ew, len(fmtScore(h.edge(e))))
 	}
+	labels := make([]string, h.n)
+	for j := range labels {
+		labels[j] = fmt.Sprintf("%*s .. %*s", ew, fmtScore(h.edge(j)), ew, fmtScore(h.edge(j+1)))
+	}
+	lw := max(len("no score"), 2*ew+4)
 	most := 1
 	for _, cs := range h.counts {
 		for _, n := range cs {
@@ -163,7 +163,7 @@ func (c Calibration) writeHistogram(b *bufio.Writer, width int) {
 		}
 		return fmt.Sprintf("%-*s %*d", bar, strings.Repeat(string(glyph), l), nw, n)
 	}
-	fmt.Fprintf(b, "Best rerank score per question, %s per row (# answerable, o unanswerable):\n", fmtScore(h.width))
+	fmt.Fprintf(b, "Best rerank scores, %s per row: # answerable, o unanswerable\n", fmtScore(h.width))
 	fmt.Fprintf(b, "%*s  %-*s  %s\n", lw, "score", bar+nw+1, "answerable", "unanswerable")
 	rule := func(e int) {
 		for _, m := range h.marks {
@@ -192,8 +192,8 @@ func (c Calibration) writeVerdict(b *bufio.Writer, width int) {
 	rec, ok := c.RecommendedPoint()
 	if !ok {
 		fmt.Fprintln(b, wrap(fmt.Sprintf("No recommendation: %v.", c.Problem), width, "  "))
-		fmt.Fprintln(b, wrap(fmt.Sprintf("Now, at %s: %d answerable question(s) leave the docs, %d unanswerable one(s) are answered from them (F1 %.2f).",
-			cur.Text, cur.WronglyLeft, cur.WronglyAnswered, cur.F1), width, "  "))
+		fmt.Fprintln(b, wrap(fmt.Sprintf("At the current %s: %s sent away from the docs, %s answered from them (F1 %.2f).",
+			cur.Text, questions(cur.WronglyLeft, "answerable question"), questions(cur.WronglyAnswered, "unanswerable question"), cur.F1), width, "  "))
 		return
 	}
 	fmt.Fprintf(b, "Recommended: %s (best F1 %.2f; the current %s has %.2f)\n", rec.Text, rec.F1, cur.Text, cur.F1)
