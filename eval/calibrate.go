@@ -377,7 +377,7 @@ func (c *Calibration) noteClasses(answerable, unanswerable int) {
 		}
 	}
 	if c.Scored && c.Unscored[0]+c.Unscored[1] > 0 {
-		c.Notes = append(c.Notes, questions(c.Unscored[0]+c.Unscored[1], "question")+" retrieved nothing and never answer from the docs")
+		c.Notes = append(c.Notes, "nothing was retrieved for "+questions(c.Unscored[0]+c.Unscored[1], "question")+": no threshold answers from the docs there")
 	}
 }
 

@@ -104,10 +104,17 @@ func (c Calibration) histogram(rows int) histogram {
 	}
 	if hasRec {
 		recEdge := -jmin
+		// A current threshold too near for a line of its own is named
+		// on the recommended one's.
 		label := "recommended " + rec.Text
-		if curEdge == recEdge {
-			label += ", " + curLabel
-		} else {
+		switch {
+		case showCur && !curOnEdge && cur == rec.Threshold:
+			label += " = " + curLabel
+		case showCur && !curOnEdge && cur > rec.Threshold:
+			label += " (" + curLabel + " in the row above)"
+		case showCur && !curOnEdge:
+			label += " (" + curLabel + " in the row below)"
+		default:
 			h.marks = append(h.marks, mark{edge: curEdge, at: cur, label: curLabel})
 		}
 		h.marks = append(h.marks, mark{edge: recEdge, at: rec.Threshold, label: label, recommend: true})

@@ -29,7 +29,7 @@ func (c Calibration) WriteText(w io.Writer, width int) error {
 	fmt.Fprintln(b, wrap(head, width, ""))
 	head = fmt.Sprintf("%d questions: %d answerable, %d unanswerable", answerable+unanswerable, answerable, unanswerable)
 	if n := c.Unscored[0] + c.Unscored[1]; n > 0 && c.Scored {
-		head += fmt.Sprintf("; %d without a rerank score (nothing retrieved: they never answer from the docs)", n)
+		head += fmt.Sprintf("; %d without a rerank score (nothing retrieved, so never answered from the docs)", n)
 	}
 	fmt.Fprintln(b, wrap(head+".", width, ""))
 	if !c.Scored {
