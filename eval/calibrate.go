@@ -240,7 +240,7 @@ func Calibrate(samples []Sample, current float64) (Calibration, error) {
 		return c, nil
 	}
 	c.Scored = true
-	c.sweep(samples, scores)
+	c.sweep(scores)
 	for i, p := range c.Points {
 		if p.contains(current) {
 			c.Current = i
@@ -266,7 +266,7 @@ func Calibrate(samples []Sample, current float64) (Calibration, error) {
 }
 
 // sweep fills Points: one per interval between adjacent distinct scores.
-func (c *Calibration) sweep(samples []Sample, scores []float64) {
+func (c *Calibration) sweep(scores []float64) {
 	slices.Sort(scores)
 	distinct := slices.Compact(scores)
 	lo, hi := ends(distinct)
@@ -287,11 +287,22 @@ func (c *Calibration) sweep(samples []Sample, scores []float64) {
 			p.Threshold = p.lower + (p.upper-p.lower)/2
 		}
 		p.Text, p.Threshold = formatWithin(p.Threshold, p.lower, p.upper)
-		for _, s := range samples {
-			p.add(s.Answerable, s.Best != nil && *s.Best >= p.Threshold)
-		}
+		p.Counts = c.countAt(p.Threshold)
 		p.F1 = p.Counts.F1()
 		c.Points = append(c.Points, p)
+	}
+}
+
+// countAt routes the questions at threshold t: a score at least t answers
+// from the docs, a question without one never does.
+func (c *Calibration) countAt(t float64) Counts {
+	a, _ := slices.BinarySearch(c.Answerable, t) // how many are below t
+	u, _ := slices.BinarySearch(c.Unanswerable, t)
+	return Counts{
+		RightlyAnswered: len(c.Answerable) - a,
+		WronglyLeft:     a + c.Unscored[0],
+		WronglyAnswered: len(c.Unanswerable) - u,
+		RightlyLeft:     u + c.Unscored[1],
 	}
 }
 
