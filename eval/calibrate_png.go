@@ -106,7 +106,8 @@ func (c Calibration) WritePNG(w io.Writer) error {
 	text(img, 8, 21, "questions per bin", colAxis)
 
 	// Threshold lines, the recommended one on top.
-	legend := []legendEntry{{colAnswerable, "answerable", false}, {colUnanswerable, "unanswerable", false}}
+	legend := []legendEntry{{colAnswerable, "answerable" + unscored(c.Unscored[0]), false},
+		{colUnanswerable, "unanswerable" + unscored(c.Unscored[1]), false}}
 	cur := c.CurrentThreshold
 	curLabel := "current " + fmtExact(cur)
 	if cur >= f.x0 && cur <= f.x1 {
@@ -138,6 +139,14 @@ func (c Calibration) WritePNG(w io.Writer) error {
 		lx += wide
 	}
 	return png.Encode(w, img)
+}
+
+// unscored notes questions of a class the plot cannot place.
+func unscored(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return " (+" + strconv.Itoa(n) + " unscored)"
 }
 
 // legendEntry is a swatch (a line for a threshold) and its label.
