@@ -1,0 +1,228 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"lore/agent"
+)
+
+func TestReadRefusesWhatIsNotAQuestionSet(t *testing.T) {
+	for name, c := range map[string]struct{ in, want string }{
+		"not json":            {`{"id":"a","question":"q","gold":[{"path":"a.md","lines":[1,2]}]}` + "\n{oops\n", "x.jsonl:2: not a JSON question"},
+		"no question":         {`{"id":"a","gold":[{"path":"a.md","lines":[1,2]}]}`, `"question" is missing`},
+		"answerable, no gold": {`{"id":"a","question":"q"}`, `needs "gold"`},
+		"lines backwards":     {`{"id":"a","question":"q","gold":[{"path":"a.md","lines":[9,2]}]}`, "first <= last"},
+		"lines zero":          {`{"id":"a","question":"q","gold":[{"path":"a.md","lines":[0,2]}]}`, "1-based"},
+		"same id twice":       {`{"id":"a","question":"q","answerable":false}` + "\n" + `{"id":"a","question":"r","answerable":false}`, `id "a" is already used on line 1`},
+		"empty":               {"\n\n", "no questions"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.in), "x.jsonl")
+			if err == nil || !errors.Is(err, ErrDataset) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	qs, err := Read(strings.NewReader(`{"question":"q","answerable":false,"gold":[]}`+"\n\n"+`{"id":"b","question":"r","gold":[{"path":"a.md","lines":[3,3]}]}`), "x")
+	if err != nil || len(qs) != 2 || qs[0].ID != "line-1" || qs[0].IsAnswerable() || !qs[1].IsAnswerable() {
+		t.Fatalf("%+v %v", qs, err)
+	}
+}
+
+func TestScoreRetrieval(t *testing.T) {
+	q := Question{Gold: []Gold{{Path: "a.md", Lines: [2]int{10, 12}}, {Path: "b.md", Lines: [2]int{1, 4}}}}
+	found := []Span{
+		{"a.md", 1, 9},   // the right file, the wrong lines: a miss
+		{"a.md", 8, 10},  // gold A
+		{"a.md", 11, 20}, // gold A again: not a second relevant result
+		{"c.md", 1, 4},
+		{"b.md", 4, 9}, // gold B
+	}
+	m := ScoreRetrieval(q, found, 3)
+	ndcg := (1/math.Log2(3) + 1/math.Log2(6)) / (1 + 1/math.Log2(3))
+	want := map[string]float64{MetricHit1: 0, MetricHit5: 1, MetricHit10: 1, MetricMRR: 0.5, "recall@3": 0.5, MetricNDCG10: ndcg}
+	for k, v := range want {
+		if !near(m[k], v) {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if m := ScoreRetrieval(q, found, 10); m["recall@10"] != 1 {
+		t.Errorf("recall@10 %v", m["recall@10"])
+	}
+	// Found at rank 11: no hit@10, no MRR (MRR@10), no nDCG.
+	far := append(make([]Span, 10), Span{"b.md", 1, 1})
+	if m := ScoreRetrieval(q, far, 20); m[MetricHit10] != 0 || m[MetricMRR] != 0 || m[MetricNDCG10] != 0 || m["recall@20"] != 0.5 {
+		t.Errorf("rank 11: %v", m)
+	}
+	if m := ScoreRetrieval(q, nil, 5); m[MetricHit1]+m[MetricHit10]+m[MetricMRR]+m[MetricNDCG10]+m["recall@5"] != 0 {
+		t.Errorf("nothing found: %v", m)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for score, want := range map[float64]string{0.80: Excellent, 0.95: Excellent, 0.7999: Acceptable, 0.60: Acceptable, 0.5999: Insufficient, 0: Insufficient} {
+		if got := Verdict(score); got != want {
+			t.Errorf("Verdict(%v) = %s, want %s", score, got, want)
+		}
+	}
+}
+
+// fakeEngine ranks from a table of question → passages; a question marked
+// "fail" errors. It records the setups it ran.
+type fakeEngine struct {
+	mu      sync.Mutex
+	ranked  map[string][]agent.Passage
+	setups  map[string]int
+	onCall  func()
+	answers map[string]agent.Result
+}
+
+func (f *fakeEngine) Search(ctx context.Context, q string, k int, s Setup) (agent.Ranking, error) {
+	f.mu.Lock()
+	if f.setups == nil {
+		f.setups = map[string]int{}
+	}
+	f.setups[s.Name]++
+	f.mu.Unlock()
+	if f.onCall != nil {
+		f.onCall()
+	}
+	if err := ctx.Err(); err != nil {
+		return agent.Ranking{}, err
+	}
+	if q == "fail" {
+		return agent.Ranking{}, errors.New("index damaged")
+	}
+	ps := f.ranked[q]
+	if s.NoRerank {
+		ps = ps[len(ps)-1:]
+	}
+	var best *float32
+	if len(ps) > 0 {
+		best = ps[0].Rerank
+	}
+	return agent.Ranking{Passages: ps, Best: best}, nil
+}
+
+func (f *fakeEngine) Ask(ctx context.Context, q string, s Setup) (agent.Result, error) {
+	r, ok := f.answers[q]
+	if !ok {
+		return agent.Result{}, fmt.Errorf("no answer for %q", q)
+	}
+	return r, nil
+}
+
+func score(v float32) *float32 { return &v }
+
+func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
+	qs := []Question{
+		{ID: "hit", Question: "first", Kind: "lookup", Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 5}}}},
+		{ID: "second", Question: "second", Kind: "howto", Gold: []Gold{{Path: "b.md", Lines: [2]int{1, 5}}}},
+		{ID: "broken", Question: "fail", Kind: "howto", Gold: []Gold{{Path: "b.md", Lines: [2]int{1, 5}}}},
+		{ID: "none", Question: "nothing", Kind: "unanswerable", Answerable: new(bool)},
+	}
+	eng := &fakeEngine{ranked: map[string][]agent.Passage{
+		"first":   {{Path: "a.md", Start: 2, End: 3, Rerank: score(4), LexicalRank: 1}},
+		"second":  {{Path: "x.md", Start: 1, End: 1, Rerank: score(1)}, {Path: "b.md", Start: 5, End: 9, Rerank: score(0.5)}},
+		"nothing": {{Path: "x.md", Start: 1, End: 1, Rerank: score(-3)}},
+	}}
+	rep, err := Run(context.Background(), eng, qs, Options{Setups: Ablations[:2], Parallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := rep.Main()
+	if len(main.Questions) != 4 || main.Questions[0].ID != "hit" || main.Questions[3].ID != "none" {
+		t.Fatalf("outcomes out of order: %+v", main.Questions)
+	}
+	all := main.Overall
+	// Three answerable questions: ranks 1, 2 and an error (a miss).
+	if all.N != 4 || all.Errors != 1 || all.Count[MetricHit1] != 3 || !near(all.Metrics[MetricHit1], 1.0/3) || !near(all.Metrics[MetricMRR], 0.5) {
+		t.Fatalf("overall %+v", all)
+	}
+	if h := main.ByKind["howto"]; h.N != 2 || !near(h.Metrics[MetricMRR], 0.25) {
+		t.Fatalf("howto %+v", h)
+	}
+	if u := main.ByKind["unanswerable"]; u.N != 1 || len(u.Metrics) != 0 {
+		t.Fatalf("unanswerable questions have no retrieval metrics: %+v", u)
+	}
+	if b := main.Questions[3].Best; b == nil || *b != -3 {
+		t.Fatalf("best rerank score of the unanswerable question: %v", b)
+	}
+	if !main.Questions[0].Agree || main.Questions[1].Agree {
+		t.Fatalf("agreement: %v %v", main.Questions[0].Agree, main.Questions[1].Agree)
+	}
+	// The ablation ran every question too, with its own numbers.
+	if eng.setups["lore"] != 4 || eng.setups["no-rerank"] != 4 {
+		t.Fatalf("setups run: %v", eng.setups)
+	}
+	if nr := rep.Setups[1].Overall; !near(nr.Metrics[MetricHit1], 2.0/3) {
+		t.Fatalf("no-rerank %+v", nr)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"HIT@1", "no-rerank", "unanswerable", "global score", Insufficient} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunInterruptedKeepsWhatFinished(t *testing.T) {
+	var qs []Question
+	ranked := map[string][]agent.Passage{}
+	for i := range 20 {
+		q := fmt.Sprintf("q%d", i)
+		qs = append(qs, Question{ID: q, Question: q, Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}})
+		ranked[q] = []agent.Passage{{Path: "a.md", Start: 1, End: 1}}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	calls := 0
+	eng := &fakeEngine{ranked: ranked, onCall: func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls == 5 {
+			cancel() // Ctrl+C during the fifth question
+		}
+	}}
+	rep, err := Run(ctx, eng, qs, Options{Parallel: 1})
+	if !errors.Is(err, context.Canceled) || rep == nil || !rep.Interrupted {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if n := rep.Main().Overall.N; n != 4 || rep.Total != 20 || rep.Main().Overall.Errors != 0 || rep.Main().Overall.Metrics[MetricHit1] != 1 {
+		t.Fatalf("kept %d of %d: %+v", n, rep.Total, rep.Main().Overall)
+	}
+	var out bytes.Buffer
+	rep.WriteText(&out)
+	if !strings.Contains(out.String(), "interrupted: 4 of 20 questions finished") {
+		t.Fatalf("%s", out.String())
+	}
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	qs := []Question{{ID: "a|b", Question: "first", Kind: "lookup", Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 5}}}}}
+	eng := &fakeEngine{ranked: map[string][]agent.Passage{"first": {{Path: "a.md", Start: 1, End: 2}}}}
+	rep, err := Run(context.Background(), eng, qs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteMarkdown(&out, "lore eval: q.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# lore eval: q.jsonl", "**EXCELLENT**: global score 1.000", "| lookup | 1 |", "| a\\|b |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out.String())
+		}
+	}
+}
