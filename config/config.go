@@ -128,9 +128,7 @@ func Load(file string, env func(string) string, flags Flags) (Config, error) {
 		c.OllamaHost = h
 	}
 	explicit := file != ""
-	if !explicit {
-		file = filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
-	}
+	file = File(file, env)
 	if err := c.loadFile(file); err != nil {
 		if explicit || !errors.Is(err, os.ErrNotExist) {
 			return c, err
@@ -157,6 +155,15 @@ func Load(file string, env func(string) string, flags Flags) (Config, error) {
 		c.TavilyAPIKey = env("TAVILY_API_KEY")
 	}
 	return c, c.Validate()
+}
+
+// File is the config file lore reads: file when given (--config), else
+// $XDG_CONFIG_HOME/lore/config.yaml.
+func File(file string, env func(string) string) string {
+	if file != "" {
+		return file
+	}
+	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
 }
 
 func xdgDir(env func(string) string, name, fallback string) string {

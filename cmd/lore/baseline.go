@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 
+	"lore/config"
+	"lore/eval"
 	"lore/index"
 )
 
@@ -110,4 +113,32 @@ func (bx *baselineIndex) search(query string, k int) []baselineWindowRef {
 		out = append(out, bx.windows[d])
 	}
 	return out
+}
+
+// baselineScore scores the answerable questions with the naive baseline
+// over the files of the configured index, with lore's retrieval metrics.
+func baselineScore(ctx context.Context, cfg config.Config, qs []eval.Question, k int) (*eval.Summary, error) {
+	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+	if err != nil {
+		return nil, err
+	}
+	files, err := ix.Files(ctx)
+	ix.Close()
+	if err != nil {
+		return nil, err
+	}
+	bx := newBaseline(files)
+	var outs []eval.Outcome
+	for _, q := range qs {
+		if !q.IsAnswerable() {
+			continue
+		}
+		var found []eval.Span
+		for _, w := range bx.search(q.Question, max(k, 10)) {
+			found = append(found, eval.Span{Path: w.path, Start: w.start, End: w.end})
+		}
+		outs = append(outs, eval.Outcome{ID: q.ID, Answerable: true, Rank: eval.FirstHit(q, found), Scores: eval.ScoreRetrieval(q, found, k)})
+	}
+	s := eval.Summarise(outs)
+	return &s, nil
 }

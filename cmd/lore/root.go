@@ -185,7 +185,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
-		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams))
+		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams), newEvalCmd(g, streams))
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
 			c.RunE = unknownSubcommand

@@ -39,7 +39,7 @@ thinks the passage more likely relevant than not.`,
   lore search -k 10 OLLAMA_HOST
   lore search --json "exec.LookPath" | jq '.results[0].path'
   lore search -- --keepalive               # a query that starts with -
-  lore search --eval questions.jsonl       # hit@k and MRR of a question set`,
+  lore search --eval questions.jsonl       # = lore eval --no-answers (docs/eval.md)`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if opts.eval == "" && strings.TrimSpace(strings.Join(args, "")) == "" {
 				return usageError{errors.New("search needs a query: lore search \"how do I ...\"")}
@@ -55,7 +55,9 @@ thinks the passage more likely relevant than not.`,
 				return err
 			}
 			if opts.eval != "" {
-				return runEval(cmd.Context(), cfg, opts, streams)
+				// The retrieval part of lore eval, with lore search's -k.
+				return runEvalCmd(cmd.Context(), cfg, g, &evalOptions{file: opts.eval, k: opts.k, noRerank: opts.noRerank,
+					noAnswers: true, json: opts.json, parallel: 2}, streams)
 			}
 			return runSearch(cmd.Context(), cfg, strings.Join(args, " "), opts, streams)
 		},
@@ -64,7 +66,7 @@ thinks the passage more likely relevant than not.`,
 	f.IntVarP(&opts.k, "k", "k", 5, "how many passages to print")
 	f.BoolVar(&opts.noRerank, "no-rerank", false, "keep the fused order; do not run the cross-encoder")
 	f.BoolVar(&opts.json, "json", false, "print JSON")
-	f.StringVar(&opts.eval, "eval", "", "score a JSONL question set (format: docs/eval.md) instead of searching")
+	f.StringVar(&opts.eval, "eval", "", "score a JSONL question set: the retrieval part of lore eval (docs/eval.md)")
 	f.String("reranker", "auto", "auto, onnxruntime, hugot or none")
 	f.String("rerank-model", "", "installed reranker model to use")
 	f.Int("rerank-candidates", 0, "how many fused results the reranker scores")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"lore/eval"
 	"lore/internal/ollamatest"
 	"lore/internal/testmodels"
 )
@@ -158,23 +159,31 @@ func TestEval(t *testing.T) {
 {"id":"2","question":"what is the weather in autumn","kind":"lookup","answerable":true,"gold":[{"path":"env.md","lines":[1,3]}]}
 {"id":"3","question":"unanswerable","kind":"unanswerable","answerable":false,"gold":[]}
 `), 0o644)
-	r := e.run(false, "search", "--eval", qs, "--json", "-k", "1")
 	var out struct {
-		Scores   map[string]evalScore
-		Baseline evalScore
+		Setups []struct {
+			Overall eval.Summary
+			ByKind  map[string]eval.Summary `json:"by_kind"`
+		}
+		Baseline eval.Summary
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
-		t.Fatalf("%v %s %s", err, r.stdout, r.stderr)
+	// lore search --eval is the retrieval part of lore eval: the same numbers.
+	for _, args := range [][]string{{"search", "--eval", qs, "--json", "-k", "1"}, {"eval", qs, "--json", "-k", "1"}} {
+		r := e.run(false, args...)
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
+			t.Fatalf("%v: %v %s %s", args, err, r.stdout, r.stderr)
+		}
+		all := out.Setups[0].Overall
+		if all.N != 3 || all.Count["hit@1"] != 2 || all.Metrics["hit@1"] != 0.5 || all.Metrics["mrr"] != 0.5 || all.Metrics["recall@1"] != 0.5 ||
+			out.Setups[0].ByKind["howto"].Metrics["hit@1"] != 1 || out.Setups[0].ByKind["lookup"].Metrics["hit@1"] != 0 {
+			t.Fatalf("%v: %+v", args, out.Setups)
+		}
+		// The baseline runs the same questions over 24-line windows of the same files.
+		if b := out.Baseline; b.N != 2 || b.Metrics["hit@1"] != 0.5 || b.Metrics["mrr"] != 0.75 {
+			t.Fatalf("baseline %+v", b)
+		}
 	}
-	if all := out.Scores["all"]; all.N != 2 || all.Hit1 != 0.5 || all.MRR != 0.5 || out.Scores["howto"].Hit1 != 1 || out.Scores["lookup"].Hit1 != 0 {
-		t.Fatalf("%+v", out.Scores)
-	}
-	// The baseline runs the same questions over 24-line windows of the same files.
-	if b := out.Baseline; b.N != 2 || b.Hit1 != 0.5 || b.MRR != 0.5 {
-		t.Fatalf("baseline %+v", b)
-	}
-	r = e.run(false, "search", "--eval", qs, "-k", "1")
-	if !strings.Contains(r.stdout, "baseline (BM25 over 24-line windows): hit@1 0.500") {
+	r := e.run(false, "search", "--eval", qs, "-k", "1")
+	if !strings.Contains(r.stdout, "baseline (BM25 over 24-line windows): hit@1 0.500") || !strings.Contains(r.stdout, "global score") {
 		t.Fatalf("no baseline line:\n%s", r.stdout)
 	}
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"lore/config"
+	"lore/eval"
+)
+
+// writeCalibration turns the run's best rerank scores into a recommended
+// web-fallback-threshold: the sweep, both distributions and the config
+// line; --plot draws them, --write sets the line in the config file.
+func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, rep *eval.Report, streams *ioStreams) error {
+	var samples []eval.Sample
+	for _, o := range rep.Main().Questions {
+		if o.Err == "" { // a failed search has no score to learn from
+			samples = append(samples, eval.Sample{ID: o.ID, Answerable: o.Answerable, Best: o.Best, Agree: o.Agree})
+		}
+	}
+	if len(samples) == 0 {
+		return errors.New("calibrate: no question ran without an error")
+	}
+	c, err := eval.Calibrate(samples, cfg.WebFallbackThreshold)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		err = json.NewEncoder(streams.Out).Encode(struct {
+			eval.Calibration
+			ConfigLine string `json:"config_line,omitempty"`
+			Problem    string `json:"problem,omitempty"`
+		}{c, c.ConfigLine(), errText(c.Problem)})
+	} else {
+		err = c.WriteText(streams.Out, termWidth(streams))
+	}
+	if err != nil {
+		return err
+	}
+	if opts.plot != "" {
+		if err := writeFileAtomic(opts.plot, func(w io.Writer) error { return c.WritePNG(w) }); err != nil {
+			return fmt.Errorf("--plot %s: %w", opts.plot, err)
+		}
+		fmt.Fprintf(streams.Err, "wrote %s\n", opts.plot)
+	}
+	if opts.write {
+		if c.Value == "" {
+			return fmt.Errorf("--write: nothing to write: %w", c.Problem)
+		}
+		path := config.File(g.configFile, streams.Getenv)
+		if err := config.SetInFile(path, eval.ConfigKey, c.Value); err != nil {
+			return fmt.Errorf("--write: %w", err)
+		}
+		fmt.Fprintf(streams.Err, "set %s in %s\n", c.ConfigLine(), path)
+	}
+	return nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// termWidth is the width to lay text out in: the terminal's, or 80.
+func termWidth(streams *ioStreams) int {
+	if streams.OutTTY {
+		return streams.ErrWidth()
+	}
+	return 80
+}
