@@ -86,6 +86,22 @@ check "re-index after editing one file embeds only its changed chunks" jq_ok "$w
 run "$work/zebra.json" "$work/err" "$lore" search --json "zebra crossings"
 check "the edited text is searchable" has "$work/zebra.json" "zebra"
 
+# --- lore eval ------------------------------------------------------------------
+# The bundled question set over the same docs: hybrid retrieval with real
+# query embeddings, every question answered by the real server (the tiny
+# model's answers are noise: the checks are that every metric ran, not its
+# value), and the threshold calibrated from the e2e reranker's scores.
+run "$work/eval.json" "$work/eval.err" "$lore" eval --json examples/questions.jsonl
+check "eval answers every question through the real server (exit $code)" jq_ok "$work/eval.json" \
+  'd["answers"] and d["setups"][0]["overall"]["n"] == 9 and d["setups"][0]["overall"]["count"]["route"] == 9 and d["setups"][0]["overall"]["errors"] == 0'
+check "eval scores retrieval and prints a verdict" jq_ok "$work/eval.json" \
+  'd["setups"][0]["overall"]["count"]["hit@5"] == 7 and d["setups"][0]["overall"]["verdict"] in ("EXCELLENT", "ACCEPTABLE", "INSUFFICIENT")'
+run "$work/eval.txt" "$work/eval.err" "$lore" eval --compare --no-answers examples/questions.jsonl
+check "eval --compare puts hybrid, no-rerank, lexical-only and vector-only side by side (exit $code)" \
+  bash -c "grep -q '^ *vector-only ' '$work/eval.txt' && grep -q '^ *lexical-only ' '$work/eval.txt' && grep -q 'global score' '$work/eval.txt'"
+run "$work/calib.txt" "$work/eval.err" "$lore" eval --calibrate examples/questions.jsonl
+check "eval --calibrate recommends a threshold from the reranker's scores (exit $code)" has "$work/calib.txt" "web-fallback-threshold:"
+
 # --- Ctrl+C mid-answer -------------------------------------------------------
 # interrupt_when_streaming OUT SIGNAL-COMMAND...: once lore's stdout (OUT) has
 # 20 bytes of answer, remembers them in $streamed and runs the command; then
