@@ -26,12 +26,12 @@ func (c Calibration) WriteText(w io.Writer, width int) error {
 	answerable := len(c.Answerable) + c.Unscored[0]
 	unanswerable := len(c.Unanswerable) + c.Unscored[1]
 	head := fmt.Sprintf("Calibration of %s: a question answers from the docs when its best rerank logit is at least the threshold.", ConfigKey)
-	fmt.Fprintln(b, wrap(head, width, ""))
+	fmt.Fprintln(b, Wrap(head, width, ""))
 	head = fmt.Sprintf("%d questions: %d answerable, %d unanswerable", answerable+unanswerable, answerable, unanswerable)
 	if n := c.Unscored[0] + c.Unscored[1]; n > 0 && c.Scored {
 		head += fmt.Sprintf("; %d without a rerank score (nothing retrieved, so never answered from the docs)", n)
 	}
-	fmt.Fprintln(b, wrap(head+".", width, ""))
+	fmt.Fprintln(b, Wrap(head+".", width, ""))
 	if !c.Scored {
 		c.writeAgreement(b, width)
 	} else {
@@ -43,7 +43,7 @@ func (c Calibration) WriteText(w io.Writer, width int) error {
 		c.writeVerdict(b, width)
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintln(b, wrap("note: "+n, width, "  "))
+		fmt.Fprintln(b, Wrap("note: "+n, width, "  "))
 	}
 	return b.Flush()
 }
@@ -51,7 +51,7 @@ func (c Calibration) WriteText(w io.Writer, width int) error {
 func (c Calibration) writeAgreement(b *bufio.Writer, width int) {
 	a := c.Agreement
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, wrap("No question has a rerank score, so routing ran on retrieval agreement (the best passage "+
+	fmt.Fprintln(b, Wrap("No question has a rerank score, so routing ran on retrieval agreement (the best passage "+
 		"found by both keyword and vector search). It is a yes/no signal with no threshold to set: "+
 		"there is nothing to calibrate. How it routed this set:", width, ""))
 	fmt.Fprintln(b)
@@ -60,9 +60,9 @@ func (c Calibration) writeAgreement(b *bufio.Writer, width int) {
 	fmt.Fprintf(b, "  %-20s %18d %15d\n", fmt.Sprintf("unanswerable (%d)", a.WronglyAnswered+a.RightlyLeft), a.WronglyAnswered, a.RightlyLeft)
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "accuracy %.2f, precision %.2f, recall %.2f, F1 %.2f\n", a.Accuracy(), a.Precision(), a.Recall(), a.F1())
-	fmt.Fprintln(b, wrap(fmt.Sprintf("Wrongly routed: %s sent away from the docs, %s answered from them.",
+	fmt.Fprintln(b, Wrap(fmt.Sprintf("Wrongly routed: %s sent away from the docs, %s answered from them.",
 		questions(a.WronglyLeft, "answerable question"), questions(a.WronglyAnswered, "unanswerable question")), width, ""))
-	fmt.Fprintln(b, wrap("To get a threshold to tune, install a reranker: "+ModelHint+", then run this again.", width, ""))
+	fmt.Fprintln(b, Wrap("To get a threshold to tune, install a reranker: "+ModelHint+", then run this again.", width, ""))
 }
 
 func (c Calibration) writeTable(b *bufio.Writer, width int) {
@@ -77,7 +77,7 @@ func (c Calibration) writeTable(b *bufio.Writer, width int) {
 	if tw+cols+2+len(both) > width {
 		rec, curMark, both = "<- rec", "<- cur", "<- rec, cur"
 	}
-	fmt.Fprintln(b, wrap("sent away: answerable questions that would leave the docs; answered: unanswerable ones that would be answered from them.", width, ""))
+	fmt.Fprintln(b, Wrap("sent away: answerable questions that would leave the docs; answered: unanswerable ones that would be answered from them.", width, ""))
 	fmt.Fprintf(b, "%*s  %9s  %8s  %9s  %6s  %4s\n", tw, "threshold", "sent away", "answered", "precision", "recall", "F1")
 	last := -1
 	for _, i := range shownRows(len(c.Points), c.Recommended, c.Current) {
@@ -191,8 +191,8 @@ func (c Calibration) writeVerdict(b *bufio.Writer, width int) {
 	cur, _ := c.CurrentPoint()
 	rec, ok := c.RecommendedPoint()
 	if !ok {
-		fmt.Fprintln(b, wrap(fmt.Sprintf("No recommendation: %v.", c.Problem), width, "  "))
-		fmt.Fprintln(b, wrap(fmt.Sprintf("At the current %s: %s sent away from the docs, %s answered from them (F1 %.2f).",
+		fmt.Fprintln(b, Wrap(fmt.Sprintf("No recommendation: %v.", c.Problem), width, "  "))
+		fmt.Fprintln(b, Wrap(fmt.Sprintf("At the current %s: %s sent away from the docs, %s answered from them (F1 %.2f).",
 			cur.Text, questions(cur.WronglyLeft, "answerable question"), questions(cur.WronglyAnswered, "unanswerable question"), cur.F1), width, "  "))
 		return
 	}
@@ -204,9 +204,12 @@ func (c Calibration) writeVerdict(b *bufio.Writer, width int) {
 	fmt.Fprintf(b, "Config line:\n  %s\n", c.ConfigLine())
 }
 
-// wrap breaks s into lines of at most width columns, indenting the
-// continuation lines.
-func wrap(s string, width int, indent string) string {
+// Wrap breaks s into lines of at most width columns, indenting the
+// continuation lines; width 0 leaves s as it is (a pipe, a file).
+func Wrap(s string, width int, indent string) string {
+	if width <= 0 {
+		return s
+	}
 	var out strings.Builder
 	line := 0
 	for i, word := range strings.Fields(s) {

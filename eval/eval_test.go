@@ -166,7 +166,7 @@ func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
 		t.Fatalf("no-rerank %+v", nr)
 	}
 	var out bytes.Buffer
-	if err := rep.WriteText(&out); err != nil {
+	if err := rep.WriteText(&out, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"HIT@1", "no-rerank", "unanswerable", "global score", Insufficient} {
@@ -203,7 +203,7 @@ func TestRunInterruptedKeepsWhatFinished(t *testing.T) {
 		t.Fatalf("kept %d of %d: %+v", n, rep.Total, rep.Main().Overall)
 	}
 	var out bytes.Buffer
-	rep.WriteText(&out)
+	rep.WriteText(&out, 0)
 	if !strings.Contains(out.String(), "interrupted: 4 of 20 questions finished") {
 		t.Fatalf("%s", out.String())
 	}
@@ -223,6 +223,39 @@ func TestWriteMarkdown(t *testing.T) {
 	for _, want := range []string{"# lore eval: q.jsonl", "**EXCELLENT**: global score 1.000", "| lookup | 1 |", "| a\\|b |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestWriteTextFitsTheWidth(t *testing.T) {
+	rep := &Report{Total: 2, Setups: []SetupReport{{Setup: Ablations[0], Overall: Summary{
+		N: 2, Score: 0.7, Verdict: Acceptable,
+		Metrics: map[string]float64{MetricHit1: 0.5, MetricHit5: 1, MetricMRR: 0.75, MetricNDCG10: 0.6, MetricKeywords: 0.9, MetricCitations: 1},
+		Count:   map[string]int{MetricHit1: 2, MetricHit5: 2, MetricMRR: 2, MetricNDCG10: 2, MetricKeywords: 2, MetricCitations: 2},
+	}, ByKind: map[string]Summary{}}}}
+	var wide bytes.Buffer
+	rep.WriteText(&wide, 0)
+	if lines := strings.Split(wide.String(), "\n"); !strings.HasPrefix(strings.TrimSpace(lines[1]), "all") ||
+		!strings.Contains(lines[1], "0.500") || !strings.Contains(lines[1], "1.000") {
+		t.Fatalf("with no width, one row holds every metric:\n%s", wide.String())
+	}
+	for _, width := range []int{40, 60} {
+		var narrow bytes.Buffer
+		rep.WriteText(&narrow, width)
+		text := narrow.String()
+		for _, line := range strings.Split(text, "\n") {
+			if len(line) > width {
+				t.Errorf("width %d: line of %d columns: %q", width, len(line), line)
+			}
+		}
+		// Every metric is still there, each block led by the row names.
+		for _, c := range []string{"HIT@1", "MRR", "NDCG@10", strings.ToUpper(MetricCitations), "SCORE", "ERRORS"} {
+			if !strings.Contains(text, c) {
+				t.Errorf("width %d: %s is missing:\n%s", width, c, text)
+			}
+		}
+		if blocks := strings.Count(text, "  all "); blocks < 2 {
+			t.Errorf("width %d: %d blocks, want the columns cut into several:\n%s", width, blocks, text)
 		}
 	}
 }

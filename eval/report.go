@@ -1,13 +1,13 @@
 package eval
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 )
 
 // Verdicts, by global score.
@@ -136,63 +136,91 @@ func (r *Report) columns() []string {
 
 // WriteText writes the report as tables: per kind for the main setup, the
 // setups side by side when there are several, then the global score and
-// the verdict.
-func (r *Report) WriteText(w io.Writer) error {
+// the verdict. A table wider than width (0: no limit) is cut into blocks
+// of columns that fit, each led by the names, so nothing wraps mid-row.
+func (r *Report) WriteText(w io.Writer, width int) error {
 	main := r.Main()
 	cols := r.columns()
-	kinds := slices.Sorted(maps.Keys(main.ByKind))
-	names := []string{"KIND", "all", "SETUP"}
-	for _, k := range kinds {
-		names = append(names, kindName(k))
-	}
-	for _, sr := range r.Setups {
-		names = append(names, sr.Setup.String())
-	}
-	// Names left, numbers right: tabwriter aligns every column one way,
-	// so the name column is padded here.
-	nameWidth := 0
-	for _, n := range names {
-		nameWidth = max(nameWidth, len(n))
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	header := func(first string) {
-		fmt.Fprintf(tw, "%-*s\tN\t", nameWidth, first)
+	header := func(first string) []string {
+		row := []string{first, "N"}
 		for _, c := range cols {
-			fmt.Fprintf(tw, "%s\t", strings.ToUpper(c))
+			row = append(row, strings.ToUpper(c))
 		}
-		fmt.Fprint(tw, "SCORE\tERRORS\t\n")
+		return append(row, "SCORE", "ERRORS")
 	}
-	row := func(name string, s Summary) {
-		fmt.Fprintf(tw, "%-*s\t%d\t", nameWidth, name, s.N)
+	row := func(name string, s Summary) []string {
+		row := []string{name, fmt.Sprint(s.N)}
 		for _, c := range cols {
 			if s.Count[c] > 0 {
-				fmt.Fprintf(tw, "%.3f\t", s.Metrics[c])
+				row = append(row, fmt.Sprintf("%.3f", s.Metrics[c]))
 			} else {
-				fmt.Fprint(tw, "-\t")
+				row = append(row, "-")
 			}
 		}
+		score := "-"
 		if len(s.Metrics) > 0 {
-			fmt.Fprintf(tw, "%.3f\t%d\t\n", s.Score, s.Errors)
-		} else {
-			fmt.Fprintf(tw, "-\t%d\t\n", s.Errors)
+			score = fmt.Sprintf("%.3f", s.Score)
 		}
+		return append(row, score, fmt.Sprint(s.Errors))
 	}
-	header("KIND")
-	for _, k := range kinds {
-		row(kindName(k), main.ByKind[k])
+	grid := [][]string{header("KIND")}
+	for _, k := range slices.Sorted(maps.Keys(main.ByKind)) {
+		grid = append(grid, row(kindName(k), main.ByKind[k]))
 	}
-	row("all", main.Overall)
+	grid = append(grid, row("all", main.Overall))
 	if len(r.Setups) > 1 {
-		fmt.Fprint(tw, "\t\n")
-		header("SETUP")
+		grid = append(grid, nil, header("SETUP"))
 		for _, sr := range r.Setups {
-			row(sr.Setup.String(), sr.Overall)
+			grid = append(grid, row(sr.Setup.String(), sr.Overall))
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	b := bufio.NewWriter(w)
+	writeGrid(b, grid, width)
+	fmt.Fprintf(b, "\n%s\n", Wrap(r.verdictLine(), width, ""))
+	return b.Flush()
+}
+
+// writeGrid writes rows of cells in columns two spaces apart, indented by
+// two, the first column left-aligned and the others right-aligned; a nil
+// row is a blank line. Columns that do not fit in width go to further
+// blocks below, each repeating the first column.
+func writeGrid(w io.Writer, grid [][]string, width int) {
+	var widths []int
+	for _, row := range grid {
+		for i, cell := range row {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len(cell))
+		}
 	}
-	return r.writeVerdict(w)
+	if len(widths) == 0 {
+		return
+	}
+	const indent, gap = 2, 2
+	for from := 1; ; {
+		to, used := from, indent+widths[0]
+		for to < len(widths) && (to == from || width <= 0 || used+gap+widths[to] <= width) {
+			used += gap + widths[to]
+			to++
+		}
+		for _, row := range grid {
+			if row == nil {
+				fmt.Fprintln(w)
+				continue
+			}
+			line := strings.Repeat(" ", indent) + fmt.Sprintf("%-*s", widths[0], row[0])
+			for i := from; i < to && i < len(row); i++ {
+				line += strings.Repeat(" ", gap) + fmt.Sprintf("%*s", widths[i], row[i])
+			}
+			fmt.Fprintln(w, line)
+		}
+		if to >= len(widths) {
+			return
+		}
+		fmt.Fprintln(w)
+		from = to
+	}
 }
 
 func kindName(k string) string {
@@ -202,14 +230,13 @@ func kindName(k string) string {
 	return k
 }
 
-func (r *Report) writeVerdict(w io.Writer) error {
+func (r *Report) verdictLine() string {
 	main := r.Main().Overall
 	done := ""
 	if r.Interrupted {
 		done = fmt.Sprintf(" (interrupted: %d of %d questions finished)", main.N, r.Total)
 	}
-	_, err := fmt.Fprintf(w, "\nglobal score %.3f (mean of %d metrics): %s%s\n", main.Score, len(main.Metrics), main.Verdict, done)
-	return err
+	return fmt.Sprintf("global score %.3f (mean of %d metrics): %s%s", main.Score, len(main.Metrics), main.Verdict, done)
 }
 
 // WriteVerbose writes each question of the main setup: its rank, scores

@@ -102,6 +102,17 @@ check "eval --compare puts hybrid, no-rerank, lexical-only and vector-only side 
 run "$work/calib.txt" "$work/eval.err" "$lore" eval --calibrate examples/questions.jsonl
 check "eval --calibrate recommends a threshold from the reranker's scores (exit $code)" has "$work/calib.txt" "web-fallback-threshold:"
 
+# The public Prometheus docs set (../shared/eval), hybrid with the real
+# server's embeddings, in an index of its own: the table and the verdict.
+prom=$(go mod download -json github.com/prometheus/prometheus@v0.316.0 |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')/docs
+questions=../shared/eval/prometheus_docs.jsonl
+run "$work/prom.json" "$work/err" "$lore" --index prom index --json "$prom"
+check "the Prometheus docs index with real embeddings (exit $code)" jq_ok "$work/prom.json" 'd["chunks_embedded"] == d["chunks"] > 0'
+run "$work/prom.txt" "$work/prom.err" "$lore" --index prom eval --no-answers "$questions"
+check "eval on the Prometheus set prints the table and a verdict (exit $code)" \
+  bash -c "grep -q '^ *all  *40 ' '$work/prom.txt' && grep -Eq 'global score .*(EXCELLENT|ACCEPTABLE|INSUFFICIENT)' '$work/prom.txt'"
+
 # --- Ctrl+C mid-answer -------------------------------------------------------
 # interrupt_when_streaming OUT SIGNAL-COMMAND...: once lore's stdout (OUT) has
 # 20 bytes of answer, remembers them in $streamed and runs the command; then

@@ -288,12 +288,17 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 			return err
 		}
 	}
-	if err := rep.WriteText(streams.Out); err != nil {
+	// Piped, rows stay whole for scripts; on a terminal, they fit it.
+	width := 0
+	if streams.OutTTY {
+		width = termWidth(streams)
+	}
+	if err := rep.WriteText(streams.Out, width); err != nil {
 		return err
 	}
 	if base != nil {
-		_, err = fmt.Fprintf(streams.Out, "baseline (BM25 over %d-line windows): hit@1 %.3f  hit@5 %.3f  hit@10 %.3f  MRR %.3f\n",
-			baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
+		_, err = fmt.Fprintln(streams.Out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
+			baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR]), width, "  "))
 	}
 	return err
 }
