@@ -269,8 +269,12 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 }
 
 func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, qs []eval.Question, rep *eval.Report, streams *ioStreams) error {
+	// Interrupted, there is no baseline: it would score questions the run
+	// never reached.
 	base, err := baselineScore(ctx, cfg, qs, opts.k)
-	if err != nil && ctx.Err() == nil {
+	if ctx.Err() != nil {
+		base = nil
+	} else if err != nil {
 		return err
 	}
 	if opts.markdown != "" {
@@ -296,10 +300,11 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 	if err := rep.WriteText(streams.Out, width); err != nil {
 		return err
 	}
-	if base != nil {
-		_, err = fmt.Fprintln(streams.Out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
-			baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR]), width, "  "))
+	if base == nil {
+		return nil
 	}
+	_, err = fmt.Fprintln(streams.Out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
+		baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR]), width, "  "))
 	return err
 }
 

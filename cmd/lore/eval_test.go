@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"lore/eval"
 	"lore/internal/ollamatest"
@@ -231,5 +236,50 @@ func TestEvalCalibrateWithoutReranker(t *testing.T) {
 	r = e.run(false, "eval", writeEvalSet(t, evalSet), "--calibrate", "--write")
 	if r.code != 1 || !strings.Contains(r.stderr, "--write: nothing to write") {
 		t.Fatalf("--write without scores: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// Ctrl+C during a run prints the table of the questions that finished and
+// exits 130, with no baseline (it would score questions never reached).
+func TestEvalInterruptedPrintsWhatFinished(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	e.vars["OLLAMA_HOST"] = srv.URL
+	if r := e.run(false, "index", "-q", searchDocs(t)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	var set strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&set, `{"id":"q%02d","question":"how do I cancel a context after a timeout","kind":"howto","gold":[{"path":"context.md","lines":[5,5]}]}`+"\n", i)
+	}
+	srv.SetDelay(30 * time.Millisecond)
+	cmd := exec.Command(os.Args[0], "eval", "--parallel", "1", writeEvalSet(t, set.String()))
+	cmd.Env = []string{"LORE_TEST_MAIN=1"}
+	for k, v := range e.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(srv.Chats()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitCancelled {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "of 30 questions finished") || !strings.Contains(out, "global score") || strings.Contains(out, "baseline") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+	if !strings.Contains(stderr.String(), "questions finished (reported above)") {
+		t.Fatalf("stderr: %s", stderr.String())
 	}
 }
