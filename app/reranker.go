@@ -1,8 +1,11 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"lore/config"
 	"lore/internal/excerpt"
@@ -138,4 +141,59 @@ func unusable(name string, err error) string {
 		return fmt.Sprintf("reranker model %s cannot run on this backend, results are in fused order: %s", name, excerpt.FirstLine(err.Error()))
 	}
 	return fmt.Sprintf("reranker model %s cannot be loaded, results are in fused order: %s: %s", name, excerpt.FirstLine(err.Error()), modelFix(name))
+}
+
+// RerankerHealth is what lore doctor shows of the reranker: which backend
+// runs, with which model, and one pair through it.
+type RerankerHealth struct {
+	Configured string // the reranker setting: auto, onnxruntime, hugot or none
+	Backend    string // the backend that runs: onnxruntime, hugot, none
+	Model      string // the model it runs, "" when none
+	// ORTLibrary and ORTVersion name the ONNX Runtime loaded; ORTErr says
+	// why it cannot run here. All empty when the setting does not try it.
+	ORTLibrary, ORTVersion string
+	ORTErr                 error
+	// Problem is why reranking is off although configured (no model, a
+	// broken one), with what to do; Err is a backend asked for by name
+	// that cannot run here.
+	Problem string
+	Err     error
+	// Forward is how long one (query, passage) pair took; ForwardErr is
+	// the model failing on it.
+	Forward    time.Duration
+	ForwardErr error
+}
+
+// CheckReranker opens the reranker exactly as the engine does (the same
+// "auto" choice, the same model) and scores one pair with it.
+func CheckReranker(ctx context.Context, cfg config.Config) RerankerHealth {
+	h := RerankerHealth{Configured: cfg.Reranker, Backend: "none"}
+	if cfg.Reranker == "none" {
+		return h
+	}
+	if cfg.Reranker == "auto" || cfg.Reranker == "onnxruntime" {
+		h.ORTErr = rerank.ORTAvailable(cfg.ONNXRuntimeLib)
+		h.ORTLibrary, h.ORTVersion = rerank.ORTLoaded()
+	}
+	setup, err := openReranker(cfg, false)
+	if err != nil {
+		h.Err = err
+		return h
+	}
+	defer setup.r.Close()
+	h.Backend, h.Model, h.Problem = setup.r.Backend(), setup.r.Model(), setup.notice
+	if h.Backend == "none" {
+		return h
+	}
+	start := time.Now()
+	res, err := setup.r.Rerank(ctx, "how do I cancel a context after a timeout?",
+		[]string{"Call the cancel function to release resources when the timeout expires."})
+	h.Forward = time.Since(start)
+	switch {
+	case err != nil:
+		h.ForwardErr = err
+	case len(res) != 1 || math.IsNaN(float64(res[0].Score)) || math.IsInf(float64(res[0].Score), 0):
+		h.ForwardErr = fmt.Errorf("no usable score for a test pair (%v)", res)
+	}
+	return h
 }
