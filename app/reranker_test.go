@@ -183,7 +183,7 @@ func TestCheckReranker(t *testing.T) {
 		t.Errorf("reranker none: %+v", h)
 	}
 	cfg.Reranker = "auto"
-	if h := CheckReranker(ctx, cfg); h.Backend != "none" || !strings.Contains(h.Problem, "no reranker model installed") || h.Err != nil {
+	if h := CheckReranker(ctx, cfg); h.Backend != "none" || !h.ModelMissing || !strings.Contains(h.Problem, "no reranker model installed") || h.Err != nil {
 		t.Errorf("no model: %+v", h)
 	}
 	cfg.Reranker, cfg.ONNXRuntimeLib, cfg.RerankModel = "onnxruntime", filepath.Join(t.TempDir(), "libonnxruntime.so.1"), "org/tiny"
@@ -195,7 +195,7 @@ func TestCheckReranker(t *testing.T) {
 	dir := rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel)
 	writeModel(t, dir)
 	os.Remove(filepath.Join(dir, "tokenizer.json"))
-	if h := CheckReranker(ctx, cfg); h.Backend != "none" || !strings.Contains(h.Problem, "org/broken cannot be loaded") {
+	if h := CheckReranker(ctx, cfg); h.Backend != "none" || h.Model != "org/broken" || !errors.Is(h.ModelErr, rerank.ErrBadModel) || !strings.Contains(h.Problem, "org/broken cannot be loaded") {
 		t.Errorf("broken model: %+v", h)
 	}
 }

@@ -145,6 +145,8 @@ type Loaded struct {
 	// File is the config file read, or looked for when FileFound is false.
 	File      string
 	FileFound bool
+	// FileErr is why the file could not be used (also in Problems).
+	FileErr error
 	// Origins has every key.
 	Origins map[string]Source
 	// Problems are every error Load met, in the order it met them; the
@@ -185,7 +187,7 @@ func LoadDetailed(file string, env func(string) string, flags Flags) (Loaded, er
 			l.Origins[k] = Source{Origin: FromFile}
 		}
 	case explicit || !errors.Is(err, os.ErrNotExist):
-		l.FileFound = !errors.Is(err, os.ErrNotExist)
+		l.FileFound, l.FileErr = !errors.Is(err, os.ErrNotExist), err
 		l.Problems = append(l.Problems, err)
 	}
 	for _, k := range Keys() {

@@ -229,7 +229,7 @@ func TestLoadDetailedBrokenFile(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not valid YAML") || !strings.Contains(err.Error(), "line ") {
 		t.Fatalf("error %v", err)
 	}
-	if len(l.Problems) != 2 || !strings.Contains(l.Problems[1].Error(), "LORE_NUM_CTX") {
+	if len(l.Problems) != 2 || l.FileErr != l.Problems[0] || !strings.Contains(l.Problems[1].Error(), "LORE_NUM_CTX") {
 		t.Errorf("problems %v", l.Problems)
 	}
 	if l.Config.ChunkSize != 1500 || l.Config.TopK != 7 || l.Origins["chunk-size"].Origin != FromDefault || !l.FileFound {

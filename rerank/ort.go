@@ -169,3 +169,6 @@ func (r *ortReranker) run(q tokens, docs []tokens) ([]float32, error) {
 	}
 	return append([]float32(nil), logits...), nil
 }
+
+// ORTCompiled reports whether this build can load ONNX Runtime at all.
+func ORTCompiled() bool { return true }

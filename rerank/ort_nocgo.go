@@ -16,3 +16,6 @@ func ORTAvailable(string) error {
 
 // ORTLoaded is empty: this build never loads ONNX Runtime.
 func ORTLoaded() (lib, version string) { return "", "" }
+
+// ORTCompiled reports whether this build can load ONNX Runtime at all.
+func ORTCompiled() bool { return false }
