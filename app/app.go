@@ -464,3 +464,13 @@ func (e *Engine) ListSessions(ctx context.Context) ([]session.Session, error) {
 	}
 	return s.List(ctx)
 }
+
+// DoctorHint ends every front end's message about a setup problem, so
+// that one broken part leads to the command that checks all of them.
+const DoctorHint = "(lore doctor checks the whole setup)"
+
+// SetupProblem reports whether err is a setup problem lore doctor
+// diagnoses: Ollama unreachable, a model not installed, no index.
+func SetupProblem(err error) bool {
+	return errors.Is(err, ollama.ErrUnreachable) || errors.Is(err, ollama.ErrModelMissing) || errors.Is(err, index.ErrNoIndex)
+}
