@@ -9,6 +9,14 @@ import (
 func checkTerminal(t Terminal) []Check {
 	colour := Check{Name: "colour", Status: OK, Detail: t.Profile}
 	switch {
+	case t.Profile == "TrueColor":
+		colour.Detail = "true colour"
+	case t.Profile == "ANSI256":
+		colour.Detail = "256 colours"
+	case t.Profile == "ANSI":
+		colour.Detail = "16 colours"
+	}
+	switch {
 	case t.Getenv("NO_COLOR") != "":
 		colour.Detail = "none (NO_COLOR is set)"
 	case t.Profile == "NoTTY":
