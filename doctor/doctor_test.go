@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"lore/app"
@@ -384,6 +387,7 @@ func TestSecretNeverShown(t *testing.T) {
 	const secret = "tvly-SECRET-0123456789"
 	f := newFixture(t)
 	f.writeConfig(configYAML + "tavily-api-key: " + secret + "\nmode: online\n")
+	f.env["OLLAMA_HOST"] = "http://lore:0123456789@" + closedPort(t) // a password in the URL is a secret too
 	f.opt.Online = true
 	f.opt.Web = func(config.Config) (websearch.Searcher, error) {
 		return fakeWeb{err: fmt.Errorf("%w: tavily answered 401: Unauthorized", websearch.ErrAuth)}, nil
@@ -495,5 +499,33 @@ func TestPureGoBuild(t *testing.T) {
 		if c := line(r, "reranker", "onnxruntime"); c.Status != status || !strings.Contains(c.Detail, "without cgo") {
 			t.Errorf("%s: %+v", setting, c)
 		}
+	}
+}
+
+// Something that is not Ollama at the Ollama host (a proxy, another web
+// server) is named as such, not as Ollama being down.
+func TestNotOllamaAtTheHost(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte("<html><body>404 Not Found</body></html>"))
+	}))
+	defer other.Close()
+	f := newFixture(t)
+	f.env["OLLAMA_HOST"] = other.URL
+	want(t, f.run(), "ollama", "server", Fail, "point ollama-host")
+}
+
+// On a terminal each wrapped line is styled on its own (no padding to the
+// widest line) and the words are those of the plain report.
+func TestColouredMatchesPlain(t *testing.T) {
+	f := newFixture(t)
+	f.env["OLLAMA_HOST"] = "http://" + closedPort(t)
+	r := f.run()
+	var plain, coloured bytes.Buffer
+	r.WriteText(&plain, 60, Plain())
+	r.WriteText(&coloured, 60, Coloured())
+	if !strings.Contains(coloured.String(), "\x1b[") || ansi.Strip(coloured.String()) != plain.String() {
+		t.Errorf("coloured output differs from the plain one:\n%s\n%s", ansi.Strip(coloured.String()), plain.String())
 	}
 }

@@ -46,10 +46,12 @@ const nameWidth = 12
 func (r Report) WriteText(w io.Writer, width int, st Styles) error {
 	indent := strings.Repeat(" ", 2+2+nameWidth+2)
 	textWidth := max(width-len(indent), 20)
-	wrap := func(s string) string {
+	// wrap styles line by line: a style given several lines would pad
+	// them all to the widest.
+	wrap := func(s string, style lipgloss.Style) string {
 		lines := strings.Split(ansi.Wrap(s, textWidth, " /,"), "\n")
 		for i := range lines {
-			lines[i] = strings.TrimRight(lines[i], " ")
+			lines[i] = style.Render(strings.TrimRight(lines[i], " "))
 		}
 		return strings.Join(lines, "\n"+indent)
 	}
@@ -64,14 +66,13 @@ func (r Report) WriteText(w io.Writer, width int, st Styles) error {
 			b.WriteString(st.Header.Render(section) + "\n")
 		}
 		style := [...]lipgloss.Style{OK: st.OK, Warn: st.Warn, Fail: st.Fail, Skip: st.Skip}[c.Status]
-		name := fmt.Sprintf("%-*s", nameWidth, c.Name)
-		detail := wrap(c.Detail)
+		name, plain := fmt.Sprintf("%-*s", nameWidth, c.Name), lipgloss.NewStyle()
 		if c.Status == Skip {
-			name, detail = st.Skip.Render(name), st.Skip.Render(detail)
+			name, plain = st.Skip.Render(name), st.Skip
 		}
-		fmt.Fprintf(&b, "  %s %s  %s\n", style.Render(marks[c.Status]), name, detail)
+		fmt.Fprintf(&b, "  %s %s  %s\n", style.Render(marks[c.Status]), name, wrap(c.Detail, plain))
 		if c.Fix != "" && (c.Status == Fail || c.Status == Warn) {
-			fmt.Fprintf(&b, "%s%s\n", indent, st.Fix.Render(wrap("→ "+c.Fix)))
+			fmt.Fprintf(&b, "%s%s\n", indent, wrap("→ "+c.Fix, st.Fix))
 		}
 	}
 	b.WriteString("\n" + r.verdict() + "\n")
