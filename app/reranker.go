@@ -160,6 +160,9 @@ type RerankerHealth struct {
 	Model        string
 	ModelMissing bool
 	ModelErr     error
+	// Installed lists the installed models by name, when none is in use:
+	// one may be there under a name lore does not pick by itself.
+	Installed []string
 	// ORTCompiled is false in a build without cgo, which cannot load ONNX
 	// Runtime. ORTLibrary and ORTVersion name the ONNX Runtime loaded;
 	// ORTErr says why it cannot run here. All empty when the setting does
@@ -198,6 +201,11 @@ func CheckReranker(ctx context.Context, cfg config.Config) RerankerHealth {
 	h.Backend, h.Model, h.Problem = setup.r.Backend(), setup.r.Model(), setup.notice
 	if h.Backend == "none" {
 		h.Model, h.ModelMissing, h.ModelErr = setup.model, setup.missing, setup.broken
+		if list, err := (rerank.Store{Dir: cfg.ModelsDir()}).List(); err == nil {
+			for _, m := range list {
+				h.Installed = append(h.Installed, m.Name)
+			}
+		}
 		return h
 	}
 	start := time.Now()

@@ -186,6 +186,12 @@ func TestCheckReranker(t *testing.T) {
 	if h := CheckReranker(ctx, cfg); h.Backend != "none" || !h.ModelMissing || !strings.Contains(h.Problem, "no reranker model installed") || h.Err != nil {
 		t.Errorf("no model: %+v", h)
 	}
+	// A model lore does not pick by itself (not a default name) is listed.
+	writeModel(t, rerank.Store{Dir: cfg.ModelsDir()}.Path("org/mine"))
+	if h := CheckReranker(ctx, cfg); !h.ModelMissing || len(h.Installed) != 1 || h.Installed[0] != "org/mine" {
+		t.Errorf("a model under another name: %+v", h)
+	}
+	os.RemoveAll(rerank.Store{Dir: cfg.ModelsDir()}.Path("org/mine"))
 	cfg.Reranker, cfg.ONNXRuntimeLib, cfg.RerankModel = "onnxruntime", filepath.Join(t.TempDir(), "libonnxruntime.so.1"), "org/tiny"
 	writeModel(t, rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel))
 	if h := CheckReranker(ctx, cfg); !errors.Is(h.Err, rerank.ErrUnavailable) || !errors.Is(h.ORTErr, rerank.ErrUnavailable) || h.ORTVersion != "" {

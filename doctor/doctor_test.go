@@ -529,3 +529,14 @@ func TestColouredMatchesPlain(t *testing.T) {
 		t.Errorf("coloured output differs from the plain one:\n%s\n%s", ansi.Strip(coloured.String()), plain.String())
 	}
 }
+
+// A model installed under a name lore does not pick by itself: the
+// warning names it and says how to use it.
+func TestRerankerModelUnderAnotherName(t *testing.T) {
+	f := newFixture(t)
+	f.opt.Reranker = func(context.Context, config.Config) app.RerankerHealth {
+		return app.RerankerHealth{ORTCompiled: true, Configured: "auto", Backend: "none", ModelMissing: true, Installed: []string{"org/mine"},
+			ORTLibrary: "/usr/lib/libonnxruntime.so.1", ORTVersion: "1.23.2"}
+	}
+	want(t, f.run(), "reranker", "model", Warn, "rerank-model: org/mine")
+}

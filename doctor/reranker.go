@@ -72,6 +72,11 @@ func checkReranker(ctx context.Context, opt Options) []Check {
 	case h.ModelMissing && h.Model != "":
 		model.Status, model.Detail = Warn, h.Model+" is not installed (rerank-model): results stay in fused order"
 		model.Fix = app.ModelHint + ", or unset rerank-model"
+	case h.ModelMissing && len(h.Installed) > 0:
+		// lore picks only the default models by itself.
+		model.Status = Warn
+		model.Detail = "no default model installed (there is " + strings.Join(h.Installed, ", ") + "): results stay in fused order"
+		model.Fix = "use it: set rerank-model: " + h.Installed[0]
 	case h.ModelMissing:
 		model.Status, model.Detail, model.Fix = Warn, "none installed: results stay in fused order", app.ModelHint
 	case errors.Is(h.ModelErr, rerank.ErrNeedsORT):
