@@ -38,7 +38,7 @@ test:
 	# hugot's pure-Go backend (GoMLX) races internally (a model import runs it
 	# too), and SQLite (C translated to Go) is ten times slower under -race:
 	# those tests run here, without it.
-	$(GO) test -count=1 -run 'Rerank|Backends|Variants|Hybrid|Store|Pull|Models|CorruptionSuite' ./rerank/ ./cmd/lore/
+	$(GO) test -count=1 -run 'Rerank|Backends|Variants|Hybrid|Store|Pull|Models|CorruptionSuite' ./rerank/ ./app/ ./cmd/lore/
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.

@@ -414,10 +414,17 @@ func sameModel(a, b string) bool {
 // webSearcher builds the web client for online mode. Offline mode never
 // calls it, so no web client exists to dial anything.
 func (e *Engine) webSearcher(cfg config.Config) (websearch.Searcher, error) {
+	return NewWebSearcher(cfg, e.dial)
+}
+
+// NewWebSearcher is the web client cfg asks for (web-provider), dialing
+// through dial (nil: directly). Only online mode and lore doctor --online
+// build one.
+func NewWebSearcher(cfg config.Config, dial ollama.DialFunc) (websearch.Searcher, error) {
 	if cfg.WebProvider == "searxng" {
-		return websearch.NewSearXNG(websearch.SearXNGOptions{URL: cfg.SearXNGURL, Dial: websearch.DialFunc(e.dial)})
+		return websearch.NewSearXNG(websearch.SearXNGOptions{URL: cfg.SearXNGURL, Dial: websearch.DialFunc(dial)})
 	}
-	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: websearch.DialFunc(e.dial)})
+	return websearch.NewTavily(websearch.TavilyOptions{APIKey: cfg.TavilyAPIKey, Dial: websearch.DialFunc(dial)})
 }
 
 // agentReranker is the reranker as the agent wants it: nil for none, and
@@ -456,4 +463,14 @@ func (e *Engine) ListSessions(ctx context.Context) ([]session.Session, error) {
 		return nil, err
 	}
 	return s.List(ctx)
+}
+
+// DoctorHint ends every front end's message about a setup problem, so
+// that one broken part leads to the command that checks all of them.
+const DoctorHint = "(lore doctor checks the whole setup)"
+
+// SetupProblem reports whether err is a setup problem lore doctor
+// diagnoses: Ollama unreachable, a model not installed, no index.
+func SetupProblem(err error) bool {
+	return errors.Is(err, ollama.ErrUnreachable) || errors.Is(err, ollama.ErrModelMissing) || errors.Is(err, index.ErrNoIndex)
 }

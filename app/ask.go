@@ -103,10 +103,10 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				// Passages, and the line that says how to get answers,
 				// once an outage (the chat shows it in its banner too).
 				if e.onceThisOutage("chat") {
-					send(agent.Notice{Text: excerpt.FirstLine(err.Error())})
+					send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 				}
 			case errors.Is(err, ollama.ErrModelMissing):
-				send(agent.Notice{Text: excerpt.FirstLine(err.Error())})
+				send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 			case ctx.Err() != nil:
 			default:
 				out <- agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}}

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"lore/config"
 	"lore/internal/excerpt"
@@ -18,6 +21,11 @@ type rerankSetup struct {
 	r          rerank.Reranker
 	candidates int
 	notice     string // said once when reranking is off for want of a model
+	// Why there is no model to run: none installed (missing), or model
+	// cannot run (broken).
+	missing bool
+	model   string
+	broken  error
 }
 
 // Backend defaults, chosen so a turn stays usable: see BENCHMARKS.md.
@@ -26,8 +34,8 @@ var backendDefaults = map[string]struct{ candidates, maxTokens int }{
 	"hugot":       {10, 256},
 }
 
-// modelFix says what to do about an installed model that cannot run.
-func modelFix(name string) string {
+// ModelFix says what to do about an installed model that cannot run.
+func ModelFix(name string) string {
 	return "reinstall it with `lore models import DIR`, or remove it with `lore models rm " + name + "`"
 }
 
@@ -47,12 +55,14 @@ func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 		switch {
 		case errors.Is(err, rerank.ErrNotInstalled) && cfg.RerankModel != "":
 			none.notice = fmt.Sprintf("rerank-model %s is not installed, results are in fused order: %s, or unset rerank-model", cfg.RerankModel, ModelHint)
+			none.missing, none.model = true, cfg.RerankModel
 			return none, nil
 		case errors.Is(err, rerank.ErrNotInstalled):
 			none.notice = "no reranker model installed, results are in fused order: " + ModelHint
+			none.missing = true
 			return none, nil
 		case err != nil:
-			none.notice = unusable(name, err)
+			none.notice, none.model, none.broken = unusable(name, err), name, err
 			return none, nil
 		}
 		def := backendDefaults[backend]
@@ -73,7 +83,7 @@ func openReranker(cfg config.Config, disabled bool) (rerankSetup, error) {
 		case err == nil:
 			return rerankSetup{r: r, candidates: candidates}, nil
 		case !errors.Is(err, rerank.ErrUnavailable):
-			none.notice = unusable(name, err)
+			none.notice, none.model, none.broken = unusable(name, err), name, err
 			return none, nil
 		case cfg.Reranker != "auto":
 			return none, err // the backend asked for cannot run here: a setup to fix
@@ -137,5 +147,76 @@ func unusable(name string, err error) string {
 		// the error says what to do.
 		return fmt.Sprintf("reranker model %s cannot run on this backend, results are in fused order: %s", name, excerpt.FirstLine(err.Error()))
 	}
-	return fmt.Sprintf("reranker model %s cannot be loaded, results are in fused order: %s: %s", name, excerpt.FirstLine(err.Error()), modelFix(name))
+	return fmt.Sprintf("reranker model %s cannot be loaded, results are in fused order: %s: %s", name, excerpt.FirstLine(err.Error()), ModelFix(name))
+}
+
+// RerankerHealth is what lore doctor shows of the reranker: which backend
+// runs, with which model, and one pair through it.
+type RerankerHealth struct {
+	Configured string // the reranker setting: auto, onnxruntime, hugot or none
+	Backend    string // the backend that runs: onnxruntime, hugot, none
+	// Model is the model it runs, or the one that cannot run (ModelErr),
+	// or the configured one that is not installed (ModelMissing).
+	Model        string
+	ModelMissing bool
+	ModelErr     error
+	// Installed lists the installed models by name, when none is in use:
+	// one may be there under a name lore does not pick by itself.
+	Installed []string
+	// ORTCompiled is false in a build without cgo, which cannot load ONNX
+	// Runtime. ORTLibrary and ORTVersion name the ONNX Runtime loaded;
+	// ORTErr says why it cannot run here. All empty when the setting does
+	// not try it.
+	ORTCompiled            bool
+	ORTLibrary, ORTVersion string
+	ORTErr                 error
+	// Problem is why reranking is off although configured (no model, a
+	// broken one), with what to do, as searches say it; Err is a backend
+	// asked for by name that cannot run here.
+	Problem string
+	Err     error
+	// Forward is how long one (query, passage) pair took; ForwardErr is
+	// the model failing on it.
+	Forward    time.Duration
+	ForwardErr error
+}
+
+// CheckReranker opens the reranker exactly as the engine does (the same
+// "auto" choice, the same model) and scores one pair with it.
+func CheckReranker(ctx context.Context, cfg config.Config) RerankerHealth {
+	h := RerankerHealth{Configured: cfg.Reranker, Backend: "none", ORTCompiled: rerank.ORTCompiled()}
+	if cfg.Reranker == "none" {
+		return h
+	}
+	if cfg.Reranker == "auto" || cfg.Reranker == "onnxruntime" {
+		h.ORTErr = rerank.ORTAvailable(cfg.ONNXRuntimeLib)
+		h.ORTLibrary, h.ORTVersion = rerank.ORTLoaded()
+	}
+	setup, err := openReranker(cfg, false)
+	if err != nil {
+		h.Err = err
+		return h
+	}
+	defer setup.r.Close()
+	h.Backend, h.Model, h.Problem = setup.r.Backend(), setup.r.Model(), setup.notice
+	if h.Backend == "none" {
+		h.Model, h.ModelMissing, h.ModelErr = setup.model, setup.missing, setup.broken
+		if list, err := (rerank.Store{Dir: cfg.ModelsDir()}).List(); err == nil {
+			for _, m := range list {
+				h.Installed = append(h.Installed, m.Name)
+			}
+		}
+		return h
+	}
+	start := time.Now()
+	res, err := setup.r.Rerank(ctx, "how do I cancel a context after a timeout?",
+		[]string{"Call the cancel function to release resources when the timeout expires."})
+	h.Forward = time.Since(start)
+	switch {
+	case err != nil:
+		h.ForwardErr = err
+	case len(res) != 1 || math.IsNaN(float64(res[0].Score)) || math.IsInf(float64(res[0].Score), 0):
+		h.ForwardErr = fmt.Errorf("no usable score for a test pair (%v)", res)
+	}
+	return h
 }

@@ -175,3 +175,48 @@ func TestInt8ModelOnPureGo(t *testing.T) {
 		t.Fatalf("notices %q", notices)
 	}
 }
+
+func TestCheckReranker(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	if h := CheckReranker(ctx, cfg); h.Backend != "none" || h.Problem != "" || h.Err != nil || h.ORTErr != nil {
+		t.Errorf("reranker none: %+v", h)
+	}
+	cfg.Reranker = "auto"
+	if h := CheckReranker(ctx, cfg); h.Backend != "none" || !h.ModelMissing || !strings.Contains(h.Problem, "no reranker model installed") || h.Err != nil {
+		t.Errorf("no model: %+v", h)
+	}
+	// A model lore does not pick by itself (not a default name) is listed.
+	writeModel(t, rerank.Store{Dir: cfg.ModelsDir()}.Path("org/mine"))
+	if h := CheckReranker(ctx, cfg); !h.ModelMissing || len(h.Installed) != 1 || h.Installed[0] != "org/mine" {
+		t.Errorf("a model under another name: %+v", h)
+	}
+	os.RemoveAll(rerank.Store{Dir: cfg.ModelsDir()}.Path("org/mine"))
+	cfg.Reranker, cfg.ONNXRuntimeLib, cfg.RerankModel = "onnxruntime", filepath.Join(t.TempDir(), "libonnxruntime.so.1"), "org/tiny"
+	writeModel(t, rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel))
+	if h := CheckReranker(ctx, cfg); !errors.Is(h.Err, rerank.ErrUnavailable) || !errors.Is(h.ORTErr, rerank.ErrUnavailable) || h.ORTVersion != "" {
+		t.Errorf("no ONNX Runtime: %+v", h)
+	}
+	cfg.Reranker, cfg.ONNXRuntimeLib, cfg.RerankModel = "hugot", "", "org/broken"
+	dir := rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel)
+	writeModel(t, dir)
+	os.Remove(filepath.Join(dir, "tokenizer.json"))
+	if h := CheckReranker(ctx, cfg); h.Backend != "none" || h.Model != "org/broken" || !errors.Is(h.ModelErr, rerank.ErrBadModel) || !strings.Contains(h.Problem, "org/broken cannot be loaded") {
+		t.Errorf("broken model: %+v", h)
+	}
+}
+
+// The pure-Go backend's forward pass, timed: GoMLX races internally, so
+// this runs in make test's second, race-free pass.
+func TestCheckRerankerForwardPass(t *testing.T) {
+	if raceEnabled {
+		t.Skip("GoMLX races internally; make test runs this without -race")
+	}
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	cfg.Reranker, cfg.RerankModel = "hugot", "org/tiny"
+	writeModel(t, rerank.Store{Dir: cfg.ModelsDir()}.Path(cfg.RerankModel))
+	h := CheckReranker(context.Background(), cfg)
+	if h.Backend != "hugot" || h.Model != "org/tiny" || h.Problem != "" || h.Err != nil || h.ForwardErr != nil || h.Forward <= 0 {
+		t.Errorf("%+v", h)
+	}
+}

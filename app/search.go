@@ -151,7 +151,7 @@ func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []st
 		a.e.mu.Lock()
 		a.e.rrFailed = true
 		a.e.mu.Unlock()
-		return nil, fmt.Errorf("reranker model %s: %s: %s", r.Model(), excerpt.FirstLine(err.Error()), modelFix(r.Model()))
+		return nil, fmt.Errorf("reranker model %s: %s: %s", r.Model(), excerpt.FirstLine(err.Error()), ModelFix(r.Model()))
 	}
 	out := make([]agent.Scored, len(rs))
 	for i, r := range rs {

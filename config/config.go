@@ -5,11 +5,13 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +85,7 @@ type Config struct {
 	// WebProvider is tavily or searxng.
 	WebProvider string `yaml:"web-provider"`
 	// TavilyAPIKey is also read from TAVILY_API_KEY. It is never logged.
-	TavilyAPIKey string `yaml:"tavily-api-key"`
+	TavilyAPIKey string `yaml:"tavily-api-key" secret:"true"`
 	// SearXNGURL is a self-hosted SearXNG instance.
 	SearXNGURL string `yaml:"searxng-url"`
 
@@ -120,41 +122,116 @@ func Defaults() Config {
 // the user actually gave.
 type Flags map[string]string
 
+// Origin is the layer a setting's value came from.
+type Origin string
+
+const (
+	FromDefault Origin = "default"
+	FromFile    Origin = "file"
+	FromEnv     Origin = "env"
+	FromFlag    Origin = "flag"
+)
+
+// Source is where one setting's value came from: its layer and, for the
+// environment, the variable (LORE_CHAT_MODEL, OLLAMA_HOST, TAVILY_API_KEY).
+type Source struct {
+	Origin Origin `json:"origin"`
+	Name   string `json:"name,omitempty"`
+}
+
+// Loaded is a configuration with its provenance, for lore doctor.
+type Loaded struct {
+	Config Config
+	// File is the config file read, or looked for when FileFound is false.
+	File      string
+	FileFound bool
+	// FileErr is why the file could not be used (also in Problems).
+	FileErr error
+	// Origins has every key.
+	Origins map[string]Source
+	// Problems are every error Load met, in the order it met them; the
+	// first is the one Load returns. A file that cannot be read or parsed
+	// is left out whole, a bad environment value or flag is skipped, so
+	// Config is the best configuration the sources allow.
+	Problems []error
+}
+
 // Load layers the sources. file may be empty for the default location; a
 // missing default file is fine, a missing explicit one is an error.
 func Load(file string, env func(string) string, flags Flags) (Config, error) {
-	c := Defaults()
+	l, err := LoadDetailed(file, env, flags)
+	return l.Config, err
+}
+
+// LoadDetailed is Load, also saying where each setting came from. On an
+// error it still returns the best configuration the valid sources give.
+func LoadDetailed(file string, env func(string) string, flags Flags) (Loaded, error) {
+	l := Loaded{Config: Defaults(), Origins: map[string]Source{}}
+	c := &l.Config
+	for _, k := range Keys() {
+		l.Origins[k] = Source{Origin: FromDefault}
+	}
 	if h := env("OLLAMA_HOST"); h != "" {
 		c.OllamaHost = h
+		l.Origins["ollama-host"] = Source{FromEnv, "OLLAMA_HOST"}
 	}
 	explicit := file != ""
-	file = File(file, env)
-	if err := c.loadFile(file); err != nil {
-		if explicit || !errors.Is(err, os.ErrNotExist) {
-			return c, err
+	l.File = File(file, env)
+	fromFile := *c
+	keys, err := fromFile.loadFile(l.File)
+	switch {
+	case err == nil:
+		l.FileFound = true
+		*c = fromFile
+		for _, k := range keys {
+			l.Origins[k] = Source{Origin: FromFile}
 		}
+	case explicit || !errors.Is(err, os.ErrNotExist):
+		l.FileFound, l.FileErr = !errors.Is(err, os.ErrNotExist), err
+		l.Problems = append(l.Problems, err)
 	}
 	for _, k := range Keys() {
-		if v := env(EnvName(k)); v != "" {
+		name := EnvName(k)
+		if v := env(name); v != "" {
 			if err := c.Set(k, v); err != nil {
-				return c, fmt.Errorf("%s: %w", EnvName(k), err)
+				l.Problems = append(l.Problems, fmt.Errorf("%s: %w", name, err))
+				continue
 			}
+			l.Origins[k] = Source{FromEnv, name}
 		}
 	}
-	for k, v := range flags {
-		if err := c.Set(k, v); err != nil {
-			return c, fmt.Errorf("--%s: %w", k, err)
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		if err := c.Set(k, flags[k]); err != nil {
+			l.Problems = append(l.Problems, fmt.Errorf("--%s: %w", k, err))
+			continue
 		}
+		l.Origins[k] = Source{Origin: FromFlag, Name: "--" + k}
 	}
 	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
 	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
-	if c.ONNXRuntimeLib == "" {
-		c.ONNXRuntimeLib = env("LORE_ONNXRUNTIME_LIB")
-	}
-	if c.TavilyAPIKey == "" {
+	if c.TavilyAPIKey == "" && env("TAVILY_API_KEY") != "" {
 		c.TavilyAPIKey = env("TAVILY_API_KEY")
+		l.Origins["tavily-api-key"] = Source{FromEnv, "TAVILY_API_KEY"}
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		l.Problems = append(l.Problems, err)
+	}
+	if len(l.Problems) > 0 {
+		return l, l.Problems[0]
+	}
+	return l, nil
+}
+
+// Secret reports whether key holds a credential: its value is never shown
+// or logged, only whether it is set.
+func Secret(key string) bool {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("yaml") == key {
+			return t.Field(i).Tag.Get("secret") == "true"
+		}
+	}
+	return false
 }
 
 // File is the config file lore reads: file when given (--config), else
@@ -177,28 +254,32 @@ func xdgDir(env func(string) string, name, fallback string) string {
 	return filepath.Join(home, fallback)
 }
 
-func (c *Config) loadFile(path string) error {
+// loadFile sets what the YAML file at path holds and returns the keys it
+// set.
+func (c *Config) loadFile(path string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w", err)
 	}
 	var raw map[string]yaml.Node
 	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return fmt.Errorf("config %s is not valid YAML: %w", path, err)
+		return nil, fmt.Errorf("config %s is not valid YAML: %w", path, err)
 	}
-	for k, node := range raw {
+	keys := slices.Sorted(maps.Keys(raw))
+	for _, k := range keys {
+		node := raw[k]
 		if _, ok := fieldByKey(c, k); !ok {
-			return fmt.Errorf("config %s: unknown key %q (see config.yaml for the keys lore reads)", path, k)
+			return nil, fmt.Errorf("config %s: unknown key %q (see config.yaml for the keys lore reads)", path, k)
 		}
 		if node.Kind != yaml.ScalarNode {
 			// A list or a map has no Value: taking "" would silently unset the key.
-			return fmt.Errorf("config %s: %s: expected one value, not a list or a map", path, k)
+			return nil, fmt.Errorf("config %s: %s: expected one value, not a list or a map", path, k)
 		}
 		if err := c.Set(k, node.Value); err != nil {
-			return fmt.Errorf("config %s: %s: %w", path, k, err)
+			return nil, fmt.Errorf("config %s: %s: %w", path, k, err)
 		}
 	}
-	return nil
+	return keys, nil
 }
 
 // Keys lists every settable key, in declaration order.

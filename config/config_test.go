@@ -188,3 +188,54 @@ func FuzzConfigFile(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadDetailedOrigins(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lore.yaml")
+	os.WriteFile(file, []byte("embed-model: from-file\nchunk-size: 900\nindex: filed\n"), 0o644)
+	env := envOf(map[string]string{"HOME": dir, "OLLAMA_HOST": "envhost:2", "LORE_CHUNK_SIZE": "1000", "TAVILY_API_KEY": "tvly-secret"})
+	l, err := LoadDetailed(file, env, Flags{"index": "flagged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Source{
+		"embed-model":    {Origin: FromFile},
+		"chunk-size":     {FromEnv, "LORE_CHUNK_SIZE"},
+		"index":          {FromFlag, "--index"},
+		"ollama-host":    {FromEnv, "OLLAMA_HOST"},
+		"tavily-api-key": {FromEnv, "TAVILY_API_KEY"},
+		"top-k":          {Origin: FromDefault},
+	}
+	for k, w := range want {
+		if got := l.Origins[k]; got != w {
+			t.Errorf("%s: origin %+v, want %+v", k, got, w)
+		}
+	}
+	if len(l.Origins) != len(Keys()) || !l.FileFound || l.File != file || l.Config.Index != "flagged" {
+		t.Errorf("loaded %+v", l)
+	}
+	if !Secret("tavily-api-key") || Secret("chat-model") {
+		t.Error("only tavily-api-key is a secret")
+	}
+}
+
+// A broken file is left out whole and the other layers still apply: lore
+// doctor goes on with the rest of the configuration.
+func TestLoadDetailedBrokenFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lore.yaml")
+	os.WriteFile(file, []byte("chunk-size: 900\nchat-model: [a, b\n"), 0o644)
+	l, err := LoadDetailed(file, envOf(map[string]string{"HOME": dir, "LORE_TOP_K": "7", "LORE_NUM_CTX": "lots"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "not valid YAML") || !strings.Contains(err.Error(), "line ") {
+		t.Fatalf("error %v", err)
+	}
+	if len(l.Problems) != 2 || l.FileErr != l.Problems[0] || !strings.Contains(l.Problems[1].Error(), "LORE_NUM_CTX") {
+		t.Errorf("problems %v", l.Problems)
+	}
+	if l.Config.ChunkSize != 1500 || l.Config.TopK != 7 || l.Origins["chunk-size"].Origin != FromDefault || !l.FileFound {
+		t.Errorf("config %+v, origins %v", l.Config, l.Origins)
+	}
+	if _, err := Load(file, envOf(map[string]string{"HOME": dir}), nil); err == nil || !strings.Contains(err.Error(), "not valid YAML") {
+		t.Errorf("Load: %v", err)
+	}
+}

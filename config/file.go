@@ -41,7 +41,7 @@ func SetInFile(path, key, value string) error {
 		return fmt.Errorf("read config: %w", err)
 	}
 	if exists {
-		if err := c.loadFile(path); err != nil {
+		if _, err := c.loadFile(path); err != nil {
 			return fmt.Errorf("%w; fix it before setting %s", err, key)
 		}
 	}

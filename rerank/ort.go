@@ -71,6 +71,17 @@ func loadORT(lib string) error {
 // loading it from lib or the standard places as New would.
 func ORTAvailable(lib string) error { return loadORT(lib) }
 
+// ORTLoaded names the ONNX Runtime library this process loaded and the
+// version it reports; both are "" until one has loaded.
+func ORTLoaded() (lib, version string) {
+	ortEnv.Lock()
+	defer ortEnv.Unlock()
+	if ortEnv.lib == "" || ortEnv.err != nil || !ort.IsInitialized() {
+		return "", ""
+	}
+	return ortEnv.lib, ort.GetVersion()
+}
+
 type ortReranker struct {
 	sess   *ort.DynamicAdvancedSession
 	tok    *pairTokenizer
@@ -158,3 +169,6 @@ func (r *ortReranker) run(q tokens, docs []tokens) ([]float32, error) {
 	}
 	return append([]float32(nil), logits...), nil
 }
+
+// ORTCompiled reports whether this build can load ONNX Runtime at all.
+func ORTCompiled() bool { return true }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of lore against a real Ollama server on loopback, with a
 # tiny generated model (no downloads): indexing with real embeddings, hybrid
-# search, ask, sessions, a missing model, a stopped server, a server killed
+# search, ask, sessions, lore doctor, a missing model, a stopped server, a server killed
 # mid-answer, Ctrl+C mid-answer, incremental re-indexing, and the offline
 # guarantee inside a network namespace. Every server is started in its own
 # process group and stopped by it, so nothing is left running.
@@ -102,8 +102,21 @@ check "eval --compare puts hybrid, no-rerank, lexical-only and vector-only side 
 run "$work/calib.txt" "$work/eval.err" "$lore" eval --calibrate examples/questions.jsonl
 check "eval --calibrate recommends a threshold from the reranker's scores (exit $code)" has "$work/calib.txt" "web-fallback-threshold:"
 
-# The public Prometheus docs set (../shared/eval), hybrid with the real
-# server's embeddings, in an index of its own: the table and the verdict.
+# --- lore doctor: all good, Ollama down, a model missing ----------------------
+run "$work/doctor.txt" "$work/doctor.err" "$lore" doctor
+check "doctor with everything in place exits 0 (got $code)" test "$code" = 0
+check "doctor finds the real server, both models and the reranker" bash -c \
+  "grep -q '✓ server .*version' '$work/doctor.txt' && grep -Eq '[✓!] chat model +lore-tiny' '$work/doctor.txt' && grep -Eq '[✓!] embed model +lore-tiny' '$work/doctor.txt' && grep -q '✓ forward pass' '$work/doctor.txt'"
+run "$work/doctor.down" "$work/doctor.err" env LORE_OLLAMA_HOST="127.0.0.1:$(free_port)" "$lore" doctor
+check "doctor with Ollama down exits 1 with a ✗ server line (got $code)" bash -c \
+  "test '$code' = 1 && grep -q '✗ server' '$work/doctor.down' && grep -q 'ollama serve' '$work/doctor.down'"
+run "$work/doctor.model" "$work/doctor.err" env LORE_CHAT_MODEL=no-such-model "$lore" doctor
+check "doctor with the chat model missing exits 1 and names ollama pull (got $code)" bash -c \
+  "test '$code' = 1 && grep -q '✗ chat model' '$work/doctor.model' && grep -q 'ollama pull no-such-model' '$work/doctor.model'"
+
+# --- lore eval on the public Prometheus docs set (../shared/eval) -------------
+# Hybrid with the real server's embeddings, in an index of its own: the table
+# and the verdict (the tiny model's vectors are noise, so not the numbers).
 prom=$(go mod download -json github.com/prometheus/prometheus@v0.316.0 |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')/docs
 questions=../shared/eval/prometheus_docs.jsonl

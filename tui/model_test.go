@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"lore/agent"
 	"lore/app"
 	"lore/config"
+	"lore/index"
 	"lore/internal/ollama"
 	"lore/session"
 )
@@ -287,8 +289,8 @@ func TestGoldenOllamaDown(t *testing.T) {
 	down := ollama.Explain(fmt.Errorf("dial tcp 127.0.0.1:11434: %w", syscall.ECONNREFUSED), "http://127.0.0.1:11434", "llama3.2:3b")
 	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 1234}, chatErr: down})
 	s := h.screen()
-	if !strings.Contains(s, "SOURCES ONLY") || !strings.Contains(s, "ollama serve") {
-		t.Fatalf("no banner naming the fix:\n%s", s)
+	if !strings.Contains(s, "SOURCES ONLY") || !strings.Contains(s, "ollama serve") || !strings.Contains(s, "lore doctor") {
+		t.Fatalf("no banner naming the fix and lore doctor:\n%s", s)
 	}
 	golden.RequireEqual(t, s)
 }
@@ -302,4 +304,15 @@ func isTimer(msg tea.Msg) bool {
 		return true
 	}
 	return strings.Contains(fmt.Sprintf("%T", msg), "blink")
+}
+
+// A turn that fails for want of an index points at lore doctor, once.
+func TestTurnErrorPointsAtDoctor(t *testing.T) {
+	err := fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, "docs")
+	if got := explain(err, false); !strings.HasSuffix(got, "`lore index PATH` (lore doctor checks the whole setup)") {
+		t.Errorf("%q", got)
+	}
+	if got := explain(errors.New("boom"), false); strings.Contains(got, "doctor") {
+		t.Errorf("not a setup problem: %q", got)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"lore/agent"
+	"lore/app"
 	"lore/internal/excerpt"
 	"lore/session"
 )
@@ -50,6 +51,9 @@ func explain(err error, partial bool) string {
 	msg := excerpt.FirstLine(err.Error())
 	if partial {
 		return "the answer broke off: " + msg
+	}
+	if app.SetupProblem(err) {
+		msg += " " + app.DoctorHint
 	}
 	return msg
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"lore/agent"
+	"lore/app"
 	"lore/internal/excerpt"
 	"lore/internal/ollama"
 )
@@ -42,7 +43,7 @@ func (m *Model) bannerText() string {
 	for _, sentinel := range []error{ollama.ErrUnreachable, ollama.ErrModelMissing} {
 		msg = strings.TrimPrefix(msg, sentinel.Error()+": ")
 	}
-	return "SOURCES ONLY · " + msg
+	return "SOURCES ONLY · " + msg + " " + app.DoctorHint
 }
 
 // transcriptHeight is what is left for the transcript after the input,

@@ -118,7 +118,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	defer eng.Close()
 	id, events, err := eng.Ask(ctx, app.AskRequest{SessionID: opts.sessionID, Turn: agent.Turn{Question: opts.question, Context: extra}, K: opts.k})
 	if err != nil {
-		return exitError, err
+		return exitError, pointToDoctor(err)
 	}
 	var final agent.Event
 	var streamed, saved bool
@@ -162,9 +162,18 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		status.session(id)
 	}
 	if runErr != nil {
-		return code, runErr
+		return code, pointToDoctor(runErr)
 	}
 	return code, nil
+}
+
+// pointToDoctor ends the message of a setup problem (no index, Ollama
+// down, a model missing) with where to look next.
+func pointToDoctor(err error) error {
+	if app.SetupProblem(err) {
+		return fmt.Errorf("%w %s", err, app.DoctorHint)
+	}
+	return err
 }
 
 // outcome maps the final event to the result, exit code and error.

@@ -132,7 +132,7 @@ func TestAskExitCodes(t *testing.T) {
 	e, srv := askEnv(t)
 	// A model that is not installed: passages, exit 4, and the fix.
 	r := e.run(false, "ask", "--index", "go", "--model", "nope:7b", "how do I cancel a context?")
-	if r.code != exitSourcesOnly || !strings.Contains(r.stderr, "ollama pull nope:7b") || !strings.Contains(r.stdout, "[1] context.md") {
+	if r.code != exitSourcesOnly || !strings.Contains(r.stderr, "ollama pull nope:7b` (lore doctor checks the whole setup)") || !strings.Contains(r.stdout, "[1] context.md") {
 		t.Errorf("missing model: exit %d %q", r.code, r.stderr)
 	}
 	// Mid-stream failure: the partial answer is kept, then a clear error.
@@ -156,8 +156,14 @@ func TestAskExitCodes(t *testing.T) {
 	// No Ollama at all: sources only, exit 4, a one-line notice.
 	srv.Close()
 	r = e.run(false, "ask", "--index", "go", "how do I cancel a context?")
-	if r.code != exitSourcesOnly || !strings.Contains(r.stdout, "[1] context.md") || !strings.Contains(r.stderr, "ollama serve") {
+	if r.code != exitSourcesOnly || !strings.Contains(r.stdout, "[1] context.md") || !strings.Contains(r.stderr, "ollama serve") ||
+		!strings.Contains(r.stderr, "lore doctor") || strings.Count(r.stderr, "lore doctor") != 1 {
 		t.Errorf("no Ollama: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// No index: one line, the fix, and where to look next.
+	r = e.run(false, "ask", "--index", "nope", "how do I cancel a context?")
+	if r.code != exitError || r.stderr != "lore: no such index \"nope\": build it with `lore index PATH` (lore doctor checks the whole setup)\n" {
+		t.Errorf("no index: exit %d %q", r.code, r.stderr)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"lore/app"
+	"lore/internal/termcap"
 	"lore/tui"
 )
 
@@ -89,13 +90,20 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 		resume = list[0].ID
 	}
 	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: !streams.styled(true),
-		NoLinks: streams.Getenv("TERM") == "dumb" || streams.Getenv("TERM") == "linux",
+		NoLinks: noLinks(streams.Getenv),
 		Getenv:  streams.Getenv, LogPath: filepath.Join(cfg.StateDir, "lore.log")})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("chat: %w", err)
 	}
 	return nil
+}
+
+// noLinks is where the chat prints citations as plain paths: terminals
+// known not to show OSC 8 links (lore doctor reports the same guess).
+func noLinks(getenv func(string) string) bool {
+	s, _ := termcap.Hyperlinks(getenv)
+	return s == termcap.No
 }
 
 func isTerminal(r any) bool {

@@ -149,7 +149,8 @@ the passages that answer your questions, with a local Ollama model.`,
   lore index ~/notes ./docs        # build or refresh the default index
   lore index                        # refresh every folder indexed before
   lore index status                 # what the index holds, what changed on disk
-  lore --index work index ~/work    # a second, separate index`,
+  lore --index work index ~/work    # a second, separate index
+  lore doctor                       # check the whole setup when something is off`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -185,7 +186,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
-		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams), newEvalCmd(g, streams))
+		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams), newEvalCmd(g, streams), newDoctorCmd(g, streams))
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
 			c.RunE = unknownSubcommand
@@ -207,6 +208,17 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 // loadConfig layers defaults, file, environment and the flags of cmd that
 // the user set, and opens the log file.
 func loadConfig(cmd *cobra.Command, g *globalOptions, streams *ioStreams) (config.Config, error) {
+	cfg, err := config.Load(g.configFile, streams.Getenv, configFlags(cmd))
+	if err != nil {
+		return cfg, usageError{err} // a bad value or name is bad usage, wherever it was set
+	}
+	setupLog(cfg, g.debug, streams.Err)
+	return cfg, nil
+}
+
+// configFlags are the flags of cmd that the user set and that name a
+// setting.
+func configFlags(cmd *cobra.Command) config.Flags {
 	keys := map[string]bool{}
 	for _, k := range config.Keys() {
 		keys[k] = true
@@ -217,12 +229,7 @@ func loadConfig(cmd *cobra.Command, g *globalOptions, streams *ioStreams) (confi
 			flags[f.Name] = f.Value.String()
 		}
 	})
-	cfg, err := config.Load(g.configFile, streams.Getenv, flags)
-	if err != nil {
-		return cfg, usageError{err} // a bad value or name is bad usage, wherever it was set
-	}
-	setupLog(cfg, g.debug, streams.Err)
-	return cfg, nil
+	return flags
 }
 
 // setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.

@@ -38,6 +38,29 @@ var ErrNoTool = errors.New("no system clipboard (wl-copy, xclip, xsel or pbcopy)
 // its name. wl-copy and xclip need a display: without WAYLAND_DISPLAY or
 // DISPLAY they are not tried.
 func System(text string, getenv func(string) string) (string, error) {
+	t, path := find(getenv)
+	if t == nil {
+		return "", ErrNoTool
+	}
+	cmd := exec.Command(path, t[1:]...)
+	cmd.Stdin = strings.NewReader(text)
+	if err := cmd.Run(); err != nil {
+		return "", errors.Join(ErrNoTool, err)
+	}
+	return t[0], nil
+}
+
+// Tool names the program System would copy with, "" when there is none
+// (the terminal's OSC 52 is then the only way).
+func Tool(getenv func(string) string) string {
+	if t, _ := find(getenv); t != nil {
+		return t[0]
+	}
+	return ""
+}
+
+// find is the first clipboard program usable here, and its path.
+func find(getenv func(string) string) (tool []string, path string) {
 	for _, t := range tools {
 		switch t[0] {
 		case "wl-copy":
@@ -49,16 +72,9 @@ func System(text string, getenv func(string) string) (string, error) {
 				continue
 			}
 		}
-		path, err := exec.LookPath(t[0])
-		if err != nil {
-			continue
+		if p, err := exec.LookPath(t[0]); err == nil {
+			return t, p
 		}
-		cmd := exec.Command(path, t[1:]...)
-		cmd.Stdin = strings.NewReader(text)
-		if err := cmd.Run(); err != nil {
-			return "", errors.Join(ErrNoTool, err)
-		}
-		return t[0], nil
 	}
-	return "", ErrNoTool
+	return nil, ""
 }

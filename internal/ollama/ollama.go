@@ -182,12 +182,19 @@ func Check(ctx context.Context, c Checker, host, model string) (int, error) {
 	if err != nil {
 		return 0, Explain(err, host, model)
 	}
+	return ContextLength(info), nil
+}
+
+// ContextLength is the context length a model was trained with, from
+// /api/show's model_info ("llama.context_length" and the like), 0 when
+// the server does not say.
+func ContextLength(info *api.ShowResponse) int {
 	for k, v := range info.ModelInfo {
 		if strings.HasSuffix(k, ".context_length") {
 			if n, ok := v.(float64); ok {
-				return int(n), nil
+				return int(n)
 			}
 		}
 	}
-	return 0, nil
+	return 0
 }

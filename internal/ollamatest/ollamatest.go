@@ -26,6 +26,14 @@ type Server struct {
 	Models map[string]int
 	// Fail makes the next Fail /api/embed requests answer 503.
 	Fail atomic.Int32
+	// Version is what /api/version answers.
+	Version string
+	// ContextLength gives models a "<arch>.context_length" in /api/show's
+	// model_info, as the real server reads it from the GGUF; a model not
+	// listed has no model_info.
+	ContextLength map[string]int
+	// Running are the models /api/ps lists as loaded.
+	Running []string
 
 	mu          sync.Mutex
 	inputs      [][]string
@@ -80,7 +88,7 @@ func (s *Server) SetDelay(d time.Duration) {
 // New starts a fake with nomic-embed-text (8 dimensions) and all-minilm (4)
 // installed; it stops when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{Models: map[string]int{"nomic-embed-text:latest": 8, "all-minilm:latest": 4, "llama3.2:3b": 0},
+	s := &Server{Models: map[string]int{"nomic-embed-text:latest": 8, "all-minilm:latest": 4, "llama3.2:3b": 0}, Version: "0.17.4",
 		script: ChatScript{Tokens: []string{"Use ", "WithTimeout", " [1]."}}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -125,6 +133,19 @@ func (s *Server) model(name string) (int, bool) {
 	return d, ok
 }
 
+func (s *Server) contextLength(name string) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n, ok := s.ContextLength[name]; ok {
+		return n, true
+	}
+	if !strings.Contains(name, ":") {
+		n, ok := s.ContextLength[name+":latest"]
+		return n, ok
+	}
+	return 0, false
+}
+
 func writeError(w http.ResponseWriter, code int, msg string) {
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
@@ -143,7 +164,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "model '"+req.Model+"' not found")
 			return
 		}
-		w.Write([]byte(`{"modelfile":"","parameters":"","template":"{{ .Prompt }}","details":{"format":"gguf","family":"nomic-bert"}}`))
+		resp := map[string]any{"modelfile": "", "parameters": "", "template": "{{ .Prompt }}", "details": map[string]string{"format": "gguf", "family": "nomic-bert"}}
+		if n, ok := s.contextLength(req.Model); ok {
+			resp["model_info"] = map[string]any{"general.architecture": "llama", "llama.context_length": n}
+		}
+		json.NewEncoder(w).Encode(resp)
+	case "/api/version":
+		s.mu.Lock()
+		v := s.Version
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]string{"version": v})
+	case "/api/ps": // the loaded models, as `ollama ps` reads them
+		type running struct {
+			Name          string    `json:"name"`
+			Model         string    `json:"model"`
+			Size          int64     `json:"size"`
+			ExpiresAt     time.Time `json:"expires_at"`
+			SizeVRAM      int64     `json:"size_vram"`
+			ContextLength int       `json:"context_length"`
+		}
+		list := struct {
+			Models []running `json:"models"`
+		}{Models: []running{}}
+		s.mu.Lock()
+		names := append([]string(nil), s.Running...)
+		s.mu.Unlock()
+		for _, n := range names {
+			list.Models = append(list.Models, running{Name: n, Model: n, Size: 1 << 30, ExpiresAt: time.Now().Add(5 * time.Minute), ContextLength: 4096})
+		}
+		json.NewEncoder(w).Encode(list)
 	case "/api/tags": // the installed models, as `ollama list` reads them
 		s.mu.Lock()
 		names := make([]string, 0, len(s.Models))

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"os"
+
+	"github.com/charmbracelet/colorprofile"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"lore/app"
+	"lore/config"
+	"lore/doctor"
+	"lore/internal/clipboard"
+	"lore/internal/ollama"
+	"lore/websearch"
+)
+
+type doctorOptions struct {
+	json    bool
+	online  bool
+	verbose bool
+}
+
+func newDoctorCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the whole setup: config, folders, index, Ollama, reranker, web, terminal",
+		Long: `Check every part of lore's setup and say how to fix what is broken: the
+config file and where each setting came from, the folders lore writes, the
+index (SQLite's quick_check, the vector graph, files changed since), Ollama
+and its models, the reranker (one timed pair), online mode and the terminal.
+
+Each line is ✓ (ok), ! (works, could be better), ✗ (broken, with the fix on
+the next line) or - (not checked). Offline, the only connection made is to
+the Ollama host; --online also runs one web search.
+
+Exit codes: 0 nothing broken (warnings allowed), 1 something is.`,
+		Example: `  lore doctor
+  lore doctor --online          # also one test query to the web search
+  lore doctor --json | jq '.checks[] | select(.status == "fail")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A config lore cannot load is one of the things doctor
+			// reports, so it loads the rest and goes on.
+			l, _ := config.LoadDetailed(g.configFile, streams.Getenv, configFlags(cmd))
+			setupLog(l.Config, g.debug, streams.Err)
+			if code := runDoctor(cmd.Context(), l, opts, streams); code != exitOK {
+				return exitCode(code)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.json, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.online, "online", false, "also run one web search (the only connection beyond Ollama)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also list every setting and where it came from")
+	return cmd
+}
+
+// runDoctor checks the setup with the real parts and prints the report;
+// it returns the exit code.
+func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, streams *ioStreams) int {
+	profile := "NoTTY"
+	if streams.OutTTY {
+		profile = colorprofile.Detect(streams.Out, os.Environ()).String()
+	}
+	r := doctor.Run(ctx, doctor.Options{
+		Loaded: l,
+		Online: opts.online,
+		Ollama: func(host *url.URL) doctor.OllamaProbe { return ollama.NewClient(host, dialer()) },
+		Web: func(cfg config.Config) (websearch.Searcher, error) {
+			return app.NewWebSearcher(cfg, dialer())
+		},
+		Terminal: doctor.Terminal{Profile: profile, Clipboard: clipboard.Tool(streams.Getenv), Getenv: streams.Getenv},
+	})
+	var err error
+	if opts.json {
+		err = r.WriteJSON(streams.Out)
+	} else {
+		out, styles := streams.Out, doctor.Plain()
+		if streams.styled(streams.OutTTY) {
+			out, styles = colorprofile.NewWriter(streams.Out, os.Environ()), doctor.Coloured()
+		}
+		err = r.WriteText(out, outWidth(streams), styles)
+		if err == nil && opts.verbose {
+			err = r.WriteOrigins(out)
+		}
+	}
+	if err != nil || !r.OK() {
+		return exitError
+	}
+	return exitOK
+}
+
+// outWidth is the terminal's width for stdout, 100 when it is not one.
+func outWidth(streams *ioStreams) int {
+	if f, ok := streams.Out.(*os.File); ok && streams.OutTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 100
+}
