@@ -540,3 +540,26 @@ func TestRerankerModelUnderAnotherName(t *testing.T) {
 	}
 	want(t, f.run(), "reranker", "model", Warn, "rerank-model: org/mine")
 }
+
+// On a narrow terminal each detail goes under its name, nothing runs past
+// the width, and no word of the wide report is lost.
+func TestNarrowTerminal(t *testing.T) {
+	f := newFixture(t)
+	f.env["OLLAMA_HOST"] = "http://" + closedPort(t)
+	r := f.run()
+	var narrow, wide bytes.Buffer
+	r.WriteText(&narrow, 40, Plain())
+	r.WriteText(&wide, 200, Plain())
+	for _, line := range strings.Split(narrow.String(), "\n") {
+		if n := ansi.StringWidth(line); n > 40 {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+	if !strings.Contains(narrow.String(), "  ✗ server\n    not reachable at") {
+		t.Errorf("the detail is not under the name:\n%s", narrow.String())
+	}
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	if squeeze(narrow.String()) != squeeze(wide.String()) {
+		t.Errorf("narrow and wide reports say different things:\n%s\n%s", narrow.String(), wide.String())
+	}
+}

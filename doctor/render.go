@@ -42,14 +42,21 @@ const nameWidth = 12
 
 // WriteText writes the report as one screen: a header per section, a line
 // per check ("✓ name  detail"), the fix of each failure and warning on an
-// indented "→" line, and a verdict. Details wrap at width.
+// indented "→" line, and a verdict. Details wrap at width; on a narrow
+// terminal they go under the name, where they have the width to read.
 func (r Report) WriteText(w io.Writer, width int, st Styles) error {
 	indent := strings.Repeat(" ", 2+2+nameWidth+2)
+	narrow := width > 0 && width < 60
+	if narrow {
+		indent = strings.Repeat(" ", 4)
+	}
 	textWidth := max(width-len(indent), 20)
 	// wrap styles line by line: a style given several lines would pad
 	// them all to the widest.
 	wrap := func(s string, style lipgloss.Style) string {
-		lines := strings.Split(ansi.Wrap(s, textWidth, " /,"), "\n")
+		// Wrap can leave a breakpoint character one column over: Hardwrap
+		// keeps the promise of the width.
+		lines := strings.Split(ansi.Hardwrap(ansi.Wrap(s, textWidth, " /,"), textWidth, true), "\n")
 		for i := range lines {
 			lines[i] = style.Render(strings.TrimRight(lines[i], " "))
 		}
@@ -67,15 +74,26 @@ func (r Report) WriteText(w io.Writer, width int, st Styles) error {
 		}
 		style := [...]lipgloss.Style{OK: st.OK, Warn: st.Warn, Fail: st.Fail, Skip: st.Skip}[c.Status]
 		name, plain := fmt.Sprintf("%-*s", nameWidth, c.Name), lipgloss.NewStyle()
+		if narrow {
+			name = c.Name
+		}
 		if c.Status == Skip {
 			name, plain = st.Skip.Render(name), st.Skip
 		}
-		fmt.Fprintf(&b, "  %s %s  %s\n", style.Render(marks[c.Status]), name, wrap(c.Detail, plain))
+		sep := "  "
+		if narrow {
+			sep = "\n" + indent
+		}
+		fmt.Fprintf(&b, "  %s %s%s%s\n", style.Render(marks[c.Status]), name, sep, wrap(c.Detail, plain))
 		if c.Fix != "" && (c.Status == Fail || c.Status == Warn) {
 			fmt.Fprintf(&b, "%s%s\n", indent, wrap("→ "+c.Fix, st.Fix))
 		}
 	}
-	b.WriteString("\n" + r.verdict() + "\n")
+	verdict := r.verdict()
+	if width > 0 {
+		verdict = ansi.Wrap(verdict, width, " ")
+	}
+	b.WriteString("\n" + verdict + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -87,10 +105,15 @@ func (r Report) verdict() string {
 		return "all good"
 	case fails == 0:
 		return plural(warns, "warning") + ", nothing broken"
-	case warns == 0:
-		return plural(fails, "problem") + ": fix the ✗ lines above"
 	}
-	return plural(fails, "problem") + " and " + plural(warns, "warning") + ": fix the ✗ lines above"
+	fix := ": fix the ✗ lines above"
+	if fails == 1 {
+		fix = ": fix the ✗ line above"
+	}
+	if warns == 0 {
+		return plural(fails, "problem") + fix
+	}
+	return plural(fails, "problem") + " and " + plural(warns, "warning") + fix
 }
 
 // WriteOrigins writes where every setting came from (lore doctor -v).
