@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"lore/internal/atomicfile"
 )
 
 // SetInFile sets key to value in the YAML config file at path, the way a
@@ -185,46 +188,18 @@ func checkEdit(before, after []byte, key, value string) error {
 
 func hasKey(m map[string]yaml.Node, k string) bool { _, ok := m[k]; return ok }
 
-// writeAtomic replaces path with data: a temporary file in the same folder,
-// synced, then renamed over it; the folder is synced too so the rename lasts.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("write config: %w", err)
-		}
-	}()
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+// writeAtomic replaces path with data, whole or not at all, creating its
+// folder if need be.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write config: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	err := atomicfile.Write(path, mode, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: not every file system syncs a folder
-		d.Close()
+		return fmt.Errorf("write config: %w", err)
 	}
 	return nil
 }

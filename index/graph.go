@@ -1,13 +1,10 @@
 package index
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -15,6 +12,7 @@ import (
 	"github.com/viterin/vek/vek32"
 
 	"lore/index/hnsw"
+	"lore/internal/atomicfile"
 )
 
 // Vectors are normalised when stored, so cosine distance is 1 - dot product,
@@ -105,7 +103,7 @@ func (vg *vectorGraph) search(q []float32, k, ef int) ([]int64, []float32, error
 // old graph or the new one, never half of one. Readers that mapped the old
 // file keep it until they let go.
 func (vg *vectorGraph) writeFile(path string) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return vg.g.WriteTo(w, []byte(vg.synced)) })
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error { return vg.g.WriteTo(w, []byte(vg.synced)) })
 }
 
 // readGraphFile maps a graph written by writeFile. A file that is not there
@@ -198,38 +196,4 @@ func syncGraph(ctx context.Context, s *store, vg *vectorGraph, progress func(don
 		}
 	}
 	return added, len(gone), nil
-}
-
-// writeFileAtomic writes path through a temp file, fsync and rename.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err := write(w); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"lore/internal/atomicfile"
 )
 
 // An index directory holds generations: CURRENT names the one readers use;
@@ -51,7 +53,7 @@ func readPointer(dir, name string) string {
 }
 
 func writePointer(dir, name, gen string) error {
-	return writeFileAtomic(filepath.Join(dir, name), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, name), 0o600, func(w io.Writer) error {
 		_, err := io.WriteString(w, gen+"\n")
 		return err
 	})

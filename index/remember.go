@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"lore/internal/atomicfile"
 )
 
 // sourcesFile keeps, beside the generations, what a rebuild needs to start
@@ -51,7 +53,7 @@ func writeRemembered(dir string, r Remembered) error {
 	if old, err := os.ReadFile(filepath.Join(dir, sourcesFile)); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	return writeFileAtomic(filepath.Join(dir, sourcesFile), func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, sourcesFile), 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"lore/app"
 	"lore/config"
 	"lore/eval"
+	"lore/internal/atomicfile"
 	"lore/internal/excerpt"
 )
 
@@ -278,7 +278,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		return err
 	}
 	if opts.markdown != "" {
-		if err := writeFileAtomic(opts.markdown, func(w io.Writer) error {
+		if err := atomicfile.Write(opts.markdown, 0o644, func(w io.Writer) error {
 			return rep.WriteMarkdown(w, "lore eval: "+filepath.Base(opts.file))
 		}); err != nil {
 			return fmt.Errorf("--markdown: %w", err)
@@ -398,25 +398,4 @@ func explainEval(w io.Writer) error {
 		fmt.Fprintf(w, "\n--- prompt: %s ---\n%s\n", p.Name, strings.TrimSpace(p.Text))
 	}
 	return nil
-}
-
-// writeFileAtomic writes a file whole or not at all.
-func writeFileAtomic(path string, fill func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := fill(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

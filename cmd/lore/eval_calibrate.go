@@ -8,6 +8,7 @@ import (
 
 	"lore/config"
 	"lore/eval"
+	"lore/internal/atomicfile"
 )
 
 // writeCalibration turns the run's best rerank scores into a recommended
@@ -40,7 +41,7 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 		return err
 	}
 	if opts.plot != "" {
-		if err := writeFileAtomic(opts.plot, func(w io.Writer) error { return c.WritePNG(w) }); err != nil {
+		if err := atomicfile.Write(opts.plot, 0o644, func(w io.Writer) error { return c.WritePNG(w) }); err != nil {
 			return fmt.Errorf("--plot %s: %w", opts.plot, err)
 		}
 		fmt.Fprintf(streams.Err, "wrote %s\n", opts.plot)

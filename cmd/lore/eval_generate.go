@@ -13,6 +13,7 @@ import (
 	"lore/app"
 	"lore/config"
 	"lore/eval"
+	"lore/internal/atomicfile"
 	"lore/internal/excerpt"
 )
 
@@ -118,7 +119,7 @@ func runEvalGenerate(ctx context.Context, cfg config.Config, opts *evalGenerateO
 	}
 	// What was drafted before a Ctrl+C is kept.
 	if opts.out != "" {
-		err = writeFileAtomic(opts.out, write)
+		err = atomicfile.Write(opts.out, 0o644, write)
 	} else {
 		err = write(streams.Out)
 	}
