@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"lore/internal/excerpt"
 )
 
 // Mode is offline (documents only; the Ollama host is the only peer) or
@@ -421,7 +423,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:cutUTF8(s, n)] + "…"
+	return s[:excerpt.Cut(s, n)] + "…"
 }
 
 // generate streams the answer. The sources fill what the context window

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"lore/internal/excerpt"
 )
 
 // Route is where an answer comes from.
@@ -81,7 +83,7 @@ func buildSources(sources []Source, budget int) (string, int) {
 		if b.Len()+len(entry)+len("</sources>") > budget {
 			room := budget - b.Len() - len(head) - len("…\n\n</sources>")
 			if room > 200 && n == 0 { // always keep some of the best source
-				b.WriteString(head + text[:cutUTF8(text, room)] + "…\n\n")
+				b.WriteString(head + text[:excerpt.Cut(text, room)] + "…\n\n")
 				n++
 			}
 			break
@@ -96,16 +98,6 @@ func buildSources(sources []Source, budget int) (string, int) {
 // neutralize stops a document from closing the sources block early.
 func neutralize(s string) string {
 	return strings.NewReplacer("</sources>", "</ sources>", "<sources>", "< sources>").Replace(s)
-}
-
-func cutUTF8(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return n
 }
 
 var citeRe = regexp.MustCompile(`\[(\d{1,3})\]`)

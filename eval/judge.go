@@ -12,6 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"lore/agent"
+	"lore/internal/excerpt"
 )
 
 // The judge's prompts live in files so that they can be read, diffed and
@@ -244,7 +245,7 @@ func renderPassages(passages []agent.Source, room int) (block string, cut bool) 
 		if b.Len()+len(entry) > room {
 			left := room - b.Len()
 			if left > 200 {
-				b.WriteString(entry[:cutUTF8(entry, left)] + "…\n\n")
+				b.WriteString(entry[:excerpt.Cut(entry, left)] + "…\n\n")
 			}
 			return strings.TrimSpace(b.String()), true
 		}
@@ -253,22 +254,12 @@ func renderPassages(passages []agent.Source, room int) (block string, cut bool) 
 	return strings.TrimSpace(b.String()), false
 }
 
-func cutUTF8(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return n
-}
-
 func clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {
 		return s
 	}
-	return s[:cutUTF8(s, n)] + "…"
+	return s[:excerpt.Cut(s, n)] + "…"
 }
 
 func quoteReply(reply string) string { return strconv.Quote(clip(reply, 200)) }

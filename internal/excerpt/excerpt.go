@@ -74,3 +74,15 @@ func FirstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
+
+// Cut is the largest length ≤ n at which s can be cut without splitting a
+// UTF-8 character: s[:Cut(s, n)] is valid text whenever s is.
+func Cut(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package excerpt
 import (
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestLines(t *testing.T) {
@@ -27,5 +28,18 @@ func TestSafe(t *testing.T) {
 		if got := Safe(in); got != want {
 			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCutNeverSplitsACharacter(t *testing.T) {
+	s := "aé€😀" // 1, 2, 3 and 4 bytes
+	for n := 0; n <= len(s)+2; n++ {
+		got := s[:Cut(s, n)]
+		if !utf8.ValidString(got) || len(got) > n || (n < len(s) && len(got) < n-3) {
+			t.Errorf("Cut(%d) = %q", n, got)
+		}
+	}
+	if Cut(s, 3) != 3 || Cut(s, 4) != 3 || Cut(s, 100) != len(s) {
+		t.Errorf("%d %d %d", Cut(s, 3), Cut(s, 4), Cut(s, 100))
 	}
 }
