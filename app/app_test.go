@@ -132,12 +132,7 @@ func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
 // Ollama answers, the next turn is answered and searched by meaning again.
 func TestOllamaDownThenUp(t *testing.T) {
 	srv := ollamatest.New(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens: connection refused
+	addr := ollamatest.ClosedAddr(t)
 
 	cfg := testConfig(t, "http://"+addr)
 	docs := t.TempDir()
@@ -157,7 +152,7 @@ func TestOllamaDownThenUp(t *testing.T) {
 		t.Fatalf("with Ollama down: %T %+v, notices %q", final, final, notices)
 	}
 
-	ln, err = net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("port %s taken meanwhile: %v", addr, err)
 	}
@@ -302,12 +297,7 @@ func TestConcurrentTurnsAndSessions(t *testing.T) {
 // the outage once, not from every stage and every turn (issue 11, item 7).
 func TestOllamaUnreachableFailsFastAndIsToldOnce(t *testing.T) {
 	srv := ollamatest.New(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := ollamatest.ClosedAddr(t)
 	cfg := testConfig(t, "http://"+addr)
 	docs := t.TempDir()
 	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})

@@ -157,17 +157,6 @@ func (f *fixture) normalize(s string) string {
 	return sqliteNumbers.ReplaceAllString(s, "$1 N")
 }
 
-// closedPort is a loopback address where nothing listens.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // line finds the check named name in section.
 func line(r Report, section, name string) Check {
 	for _, c := range r.Checks {
@@ -270,7 +259,7 @@ func TestGoldenBroken(t *testing.T) {
 		}},
 		{"ollama_down", func(f *fixture) {
 			f.build()
-			f.down = closedPort(t)
+			f.down = ollamatest.ClosedAddr(t)
 			f.env["OLLAMA_HOST"] = "http://" + f.down
 		}, func(t *testing.T, r Report) {
 			want(t, r, "ollama", "server", Fail, "ollama serve")
@@ -387,7 +376,7 @@ func TestSecretNeverShown(t *testing.T) {
 	const secret = "tvly-SECRET-0123456789"
 	f := newFixture(t)
 	f.writeConfig(configYAML + "tavily-api-key: " + secret + "\nmode: online\n")
-	f.env["OLLAMA_HOST"] = "http://lore:0123456789@" + closedPort(t) // a password in the URL is a secret too
+	f.env["OLLAMA_HOST"] = "http://lore:0123456789@" + ollamatest.ClosedAddr(t) // a password in the URL is a secret too
 	f.opt.Online = true
 	f.opt.Web = func(config.Config) (websearch.Searcher, error) {
 		return fakeWeb{err: fmt.Errorf("%w: tavily answered 401: Unauthorized", websearch.ErrAuth)}, nil
@@ -520,7 +509,7 @@ func TestNotOllamaAtTheHost(t *testing.T) {
 // widest line) and the words are those of the plain report.
 func TestColouredMatchesPlain(t *testing.T) {
 	f := newFixture(t)
-	f.env["OLLAMA_HOST"] = "http://" + closedPort(t)
+	f.env["OLLAMA_HOST"] = "http://" + ollamatest.ClosedAddr(t)
 	r := f.run()
 	var plain, coloured bytes.Buffer
 	r.WriteText(&plain, 60, Plain())
@@ -545,7 +534,7 @@ func TestRerankerModelUnderAnotherName(t *testing.T) {
 // the width, and no word of the wide report is lost.
 func TestNarrowTerminal(t *testing.T) {
 	f := newFixture(t)
-	f.env["OLLAMA_HOST"] = "http://" + closedPort(t)
+	f.env["OLLAMA_HOST"] = "http://" + ollamatest.ClosedAddr(t)
 	r := f.run()
 	var narrow, wide bytes.Buffer
 	r.WriteText(&narrow, 40, Plain())

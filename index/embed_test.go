@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"errors"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -62,9 +61,7 @@ func TestOllamaEmbedder(t *testing.T) {
 	})
 
 	t.Run("no server says how to start one", func(t *testing.T) {
-		l, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := l.Addr().String()
-		l.Close()
+		addr := ollamatest.ClosedAddr(t)
 		_, err := embedderFor(t, "http://"+addr, "nomic-embed-text").Check(ctx)
 		if !errors.Is(err, ollama.ErrUnreachable) || !strings.Contains(err.Error(), "ollama serve") || !strings.Contains(err.Error(), addr) {
 			t.Fatalf("got %v", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,17 +11,6 @@ import (
 	"lore/internal/ollamatest"
 )
 
-// closedAddr is a loopback address where nothing listens: connection refused.
-func closedAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // The real command with no Ollama: it completes (no hang on the dead
 // host), exits 1 and names the fix on the line below the ✗.
 func TestDoctorWithoutOllama(t *testing.T) {
@@ -30,7 +18,7 @@ func TestDoctorWithoutOllama(t *testing.T) {
 	if r := e.run(false, "index", "-q", "--embedder", "none", sampleDocs(t)); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	addr := closedAddr(t)
+	addr := ollamatest.ClosedAddr(t)
 	e.vars["OLLAMA_HOST"] = addr
 	r := e.run(false, "doctor")
 	if r.code != exitError {
@@ -109,7 +97,7 @@ func TestDoctorHealthyAndOffline(t *testing.T) {
 // A config file lore cannot read is a ✗ line, not the end of the report.
 func TestDoctorBrokenConfig(t *testing.T) {
 	e := newEnv(t)
-	e.vars["OLLAMA_HOST"] = closedAddr(t)
+	e.vars["OLLAMA_HOST"] = ollamatest.ClosedAddr(t)
 	dir := filepath.Join(e.vars["XDG_CONFIG_HOME"], "lore")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("top-k: lots\n"), 0o644)

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -355,4 +356,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		"message": map[string]string{"role": "assistant", "content": ""}, "total_duration": 1234567, "load_duration": 2345,
 		"prompt_eval_count": prompt, "prompt_eval_duration": 1000, "eval_count": len(script.Tokens), "eval_duration": 1000})
 	flusher.Flush()
+}
+
+// ClosedAddr is a loopback host:port where nothing listens: a connection
+// to it is refused at once, as to a stopped Ollama.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
