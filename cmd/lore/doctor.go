@@ -7,7 +7,6 @@ import (
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"lore/app"
 	"lore/config"
@@ -84,7 +83,7 @@ func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, stream
 		if streams.styled(streams.OutTTY) {
 			out, styles = colorprofile.NewWriter(streams.Out, os.Environ()), doctor.Coloured()
 		}
-		err = r.WriteText(out, outWidth(streams), styles)
+		err = r.WriteText(out, streams.width(100), styles)
 		if err == nil && opts.verbose {
 			err = r.WriteOrigins(out)
 		}
@@ -93,14 +92,4 @@ func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, stream
 		return exitError
 	}
 	return exitOK
-}
-
-// outWidth is the terminal's width for stdout, 100 when it is not one.
-func outWidth(streams *ioStreams) int {
-	if f, ok := streams.Out.(*os.File); ok && streams.OutTTY {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
-	}
-	return 100
 }

@@ -293,10 +293,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		}
 	}
 	// Piped, rows stay whole for scripts; on a terminal, they fit it.
-	width := 0
-	if streams.OutTTY {
-		width = termWidth(streams)
-	}
+	width := streams.width(0)
 	if err := rep.WriteText(streams.Out, width); err != nil {
 		return err
 	}

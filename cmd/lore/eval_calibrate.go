@@ -35,7 +35,7 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 			Problem    string `json:"problem,omitempty"`
 		}{c, c.ConfigLine(), errText(c.Problem)})
 	} else {
-		err = c.WriteText(streams.Out, termWidth(streams))
+		err = c.WriteText(streams.Out, streams.width(80))
 	}
 	if err != nil {
 		return err
@@ -64,12 +64,4 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// termWidth is the width to lay text out in: the terminal's, or 80.
-func termWidth(streams *ioStreams) int {
-	if streams.OutTTY {
-		return streams.ErrWidth()
-	}
-	return 80
 }

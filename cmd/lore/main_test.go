@@ -55,6 +55,7 @@ func (e *env) runIn(stdin string, tty bool, args ...string) run {
 		OutTTY: tty, ErrTTY: tty,
 		Getenv:   func(k string) string { return e.vars[k] },
 		ErrWidth: func() int { return 100 },
+		OutWidth: func() int { return 100 },
 	}
 	code := Main(args, streams)
 	return run{code: code, stdout: out.String(), stderr: errb.String()}

@@ -38,7 +38,8 @@ type ioStreams struct {
 	OutTTY   bool
 	ErrTTY   bool
 	Getenv   func(string) string
-	ErrWidth func() int
+	ErrWidth func() int // the widths of the terminals, 80 when unknown
+	OutWidth func() int
 }
 
 func newIO() *ioStreams {
@@ -47,14 +48,26 @@ func newIO() *ioStreams {
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv: os.Getenv,
-		ErrWidth: func() int {
-			w, _, err := term.GetSize(int(os.Stderr.Fd()))
-			if err != nil || w <= 0 {
-				return 80
-			}
-			return w
-		},
+		ErrWidth: func() int { return termWidth(os.Stderr) },
+		OutWidth: func() int { return termWidth(os.Stdout) },
 	}
+}
+
+func termWidth(f *os.File) int {
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || w <= 0 {
+		return 80
+	}
+	return w
+}
+
+// width is the width to lay stdout out in: the terminal's, or fallback
+// when stdout is not one.
+func (s *ioStreams) width(fallback int) int {
+	if s.OutTTY {
+		return s.OutWidth()
+	}
+	return fallback
 }
 
 // styled reports whether output to a terminal may carry colours and
