@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -257,5 +258,33 @@ func TestWriteTextFitsTheWidth(t *testing.T) {
 		if blocks := strings.Count(text, "  all "); blocks < 2 {
 			t.Errorf("width %d: %d blocks, want the columns cut into several:\n%s", width, blocks, text)
 		}
+	}
+}
+
+type failingJudge struct{}
+
+func (failingJudge) Score(context.Context, Question, agent.Result) (map[string]float64, []string, error) {
+	return nil, nil, fmt.Errorf("%w: relevancy: the reply is not the JSON asked for", ErrJudge)
+}
+
+// A judge that fails leaves the question's other scores and one note that
+// says what failed, once.
+func TestRunKeepsAFailedJudgementAsANote(t *testing.T) {
+	qs := []Question{{ID: "q", Question: "q", Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}, AnswerKeywords: []string{"alpha"}}}
+	eng := &fakeEngine{
+		ranked:  map[string][]agent.Passage{"q": {{Path: "a.md", Start: 1, End: 1}}},
+		answers: map[string]agent.Result{"q": {Route: agent.RouteDocs, Answer: "alpha [1]", Sources: []agent.Source{{N: 1, Path: "a.md", Start: 1, End: 1}}}},
+	}
+	rep, err := Run(context.Background(), eng, qs, Options{Answers: true, Judge: failingJudge{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := rep.Main().Questions[0]
+	if o.Scores[MetricKeywords] != 1 || o.Err != "" {
+		t.Fatalf("%+v", o)
+	}
+	want := "judge: relevancy: the reply is not the JSON asked for"
+	if !slices.Contains(o.Notes, want) {
+		t.Fatalf("notes %q, want %q", o.Notes, want)
 	}
 }

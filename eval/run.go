@@ -178,7 +178,8 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		if opt.Judge != nil && r.Route != agent.RouteNone && r.Answer != "" {
 			scores, notes, err := opt.Judge.Score(ctx, q, r)
 			if err != nil {
-				o.Notes = append(o.Notes, "judge: "+err.Error())
+				// The error names the scorer ("judge: relevancy: ...").
+				o.Notes = append(o.Notes, err.Error())
 			}
 			o.add(scores, notes)
 		}
