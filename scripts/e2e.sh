@@ -96,6 +96,12 @@ check "eval answers every question through the real server (exit $code)" jq_ok "
   'd["answers"] and d["setups"][0]["overall"]["n"] == 9 and d["setups"][0]["overall"]["count"]["route"] == 9 and d["setups"][0]["overall"]["errors"] == 0'
 check "eval scores retrieval and prints a verdict" jq_ok "$work/eval.json" \
   'd["setups"][0]["overall"]["count"]["hit@5"] == 7 and d["setups"][0]["overall"]["verdict"] in ("EXCELLENT", "ACCEPTABLE", "INSUFFICIENT")'
+# The judge through the real server: the tiny model's verdicts are noise,
+# so the check is that every answer from the docs went to it and came back
+# as a score or a note saying why not.
+run "$work/judge.json" "$work/eval.err" "$lore" eval --json --judge-model lore-tiny examples/questions.jsonl
+check "eval --judge-model sends each answer to the judge on the real server (exit $code)" jq_ok "$work/judge.json" \
+  'd["judged"] and all("faithfulness" in q["scores"] or "relevancy" in q["scores"] or any(n.startswith(("judge", "faithfulness", "relevancy")) for n in q.get("notes") or []) for q in d["setups"][0]["questions"] if q.get("route") == "docs")'
 run "$work/eval.txt" "$work/eval.err" "$lore" eval --compare --no-answers examples/questions.jsonl
 check "eval --compare puts hybrid, no-rerank, lexical-only and vector-only side by side (exit $code)" \
   bash -c "grep -q '^ *vector-only ' '$work/eval.txt' && grep -q '^ *lexical-only ' '$work/eval.txt' && grep -q 'global score' '$work/eval.txt'"
