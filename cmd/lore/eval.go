@@ -93,7 +93,10 @@ Exit codes: 0 done, 1 error, 2 usage, 3 the global score is below --min-score,
 			if err != nil {
 				return err
 			}
-			if err := opts.check(cmd, cfg); err != nil {
+			if m, _ := cmd.Flags().GetString("model"); m != "" {
+				cfg.ChatModel = m
+			}
+			if err := opts.check(cfg); err != nil {
 				return err
 			}
 			opts.file = args[0]
@@ -124,7 +127,7 @@ Exit codes: 0 done, 1 error, 2 usage, 3 the global score is below --min-score,
 	return cmd
 }
 
-func (o *evalOptions) check(cmd *cobra.Command, cfg config.Config) error {
+func (o *evalOptions) check(cfg config.Config) error {
 	switch {
 	case o.k < 1 || o.k > 100:
 		return usageError{fmt.Errorf("-k %d is outside 1..100", o.k)}
@@ -138,9 +141,6 @@ func (o *evalOptions) check(cmd *cobra.Command, cfg config.Config) error {
 		return usageError{fmt.Errorf("--parallel %d is outside 1..64", o.parallel)}
 	case (o.plot != "" || o.write) && !o.calibrate:
 		return usageError{errors.New("--plot and --write go with --calibrate")}
-	}
-	if m, _ := cmd.Flags().GetString("model"); m != "" {
-		cfg.ChatModel = m
 	}
 	if o.judgeModel == "" {
 		o.judgeModel = cfg.JudgeModel

@@ -93,6 +93,20 @@ func TestEvalAnswersThroughTheAgent(t *testing.T) {
 	if r.code != exitBelowMinScore || !strings.Contains(r.stderr, "below --min-score 0.990") || !strings.Contains(r.stdout, "global score") {
 		t.Fatalf("min-score: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// --model answers with another installed model.
+	srv.Models["qwen2.5:7b"] = 0
+	before := len(srv.Chats())
+	if r := e.run(false, "eval", qs, "--model", "qwen2.5:7b"); r.code != 0 {
+		t.Fatalf("--model: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, c := range srv.Chats()[before:] {
+		if c.Model != "qwen2.5:7b" {
+			t.Fatalf("--model qwen2.5:7b, but the server was asked %s", c.Model)
+		}
+	}
+	if len(srv.Chats()) == before {
+		t.Fatal("--model: no question was answered")
+	}
 	r = e.run(false, "eval", qs, "--verbose", "--no-answers")
 	if r.code != 0 || !strings.Contains(r.stdout, "timeout  hit at 1  [howto]") || strings.Contains(r.stdout, "KEYWORDS") {
 		t.Fatalf("verbose, no answers: exit %d\n%s", r.code, r.stdout)
