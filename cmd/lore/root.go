@@ -45,9 +45,9 @@ type ioStreams struct {
 func newIO() *ioStreams {
 	return &ioStreams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
-		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		Getenv: os.Getenv,
+		OutTTY:   term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY:   term.IsTerminal(int(os.Stderr.Fd())),
+		Getenv:   os.Getenv,
 		ErrWidth: func() int { return termWidth(os.Stderr) },
 		OutWidth: func() int { return termWidth(os.Stdout) },
 	}
