@@ -288,3 +288,27 @@ func TestRunKeepsAFailedJudgementAsANote(t *testing.T) {
 		t.Fatalf("notes %q, want %q", o.Notes, want)
 	}
 }
+
+// When the turn reranked fewer passages than the metrics look at, the
+// retrieval numbers come from the search, as without answers.
+func TestAnswerModeScoresTheSearchPool(t *testing.T) {
+	q := Question{ID: "q", Question: "q", Gold: []Gold{{Path: "gold.md", Lines: [2]int{1, 1}}}}
+	var ranked []agent.Passage
+	for i := range 10 {
+		ranked = append(ranked, agent.Passage{Path: fmt.Sprintf("p%d.md", i), Start: 1, End: 1})
+	}
+	ranked[6].Path = "gold.md"
+	eng := &fakeEngine{
+		ranked:  map[string][]agent.Passage{"q": ranked},
+		answers: map[string]agent.Result{"q": {Route: agent.RouteDocs, Answer: "x [1]", Candidates: ranked[:5]}},
+	}
+	for _, answers := range []bool{false, true} {
+		rep, err := Run(context.Background(), eng, []Question{q}, Options{Answers: answers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := rep.Main().Questions[0]; o.Rank != 7 || o.Scores[MetricHit10] != 1 {
+			t.Errorf("answers %v: rank %d, hit@10 %v", answers, o.Rank, o.Scores[MetricHit10])
+		}
+	}
+}

@@ -159,10 +159,11 @@ feed:
 // runOne runs a question: the search for the retrieval metrics and, for
 // the main setup when asked, the agent for the answer metrics. The answer's
 // candidates come from the same ranking the search makes (agent.Rank), so
-// a question asked is not searched twice.
+// a question asked is not searched twice unless the turn ranked too few.
 func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Outcome {
 	o := &Outcome{ID: q.ID, Question: q.Question, Kind: q.Kind, Answerable: q.IsAnswerable(), Scores: map[string]float64{}}
 	setup, main := opt.Setups[s], s == 0
+	need := max(opt.K, 10)
 	var passages []agent.Passage
 	var best *float32
 	if main && opt.Answers {
@@ -171,7 +172,19 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 			o.fail(q, opt.K, err)
 			return o
 		}
+		// Best is what routed the turn. The passages are the search's
+		// when the turn reranked fewer than the metrics look at
+		// (rerank-candidates below -k): retrieval numbers are then the
+		// same with and without answers.
 		passages, best = r.Candidates, bestOf(r.Candidates)
+		if len(passages) < need {
+			ranking, err := eng.Search(ctx, q.Question, need, setup)
+			if err != nil {
+				o.fail(q, opt.K, err)
+				return o
+			}
+			passages = ranking.Passages
+		}
 		o.Route, o.Answer = string(r.Route), r.Answer
 		scores, notes := ScoreAnswer(q, r)
 		o.add(scores, notes)
@@ -184,7 +197,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 			o.add(scores, notes)
 		}
 	} else {
-		ranking, err := eng.Search(ctx, q.Question, max(opt.K, 10), setup)
+		ranking, err := eng.Search(ctx, q.Question, need, setup)
 		if err != nil {
 			o.fail(q, opt.K, err)
 			return o
