@@ -65,6 +65,12 @@ func TestScoreRetrieval(t *testing.T) {
 	if m := ScoreRetrieval(q, nil, 5); m[MetricHit1]+m[MetricHit10]+m[MetricMRR]+m[MetricNDCG10]+m["recall@5"] != 0 {
 		t.Errorf("nothing found: %v", m)
 	}
+	// One chunk at rank 1 holds both gold ranges: a perfect result, and a
+	// copy of it lower down earns nothing more.
+	two := Question{Gold: []Gold{{Path: "a.md", Lines: [2]int{10, 12}}, {Path: "a.md", Lines: [2]int{14, 15}}}}
+	if m := ScoreRetrieval(two, []Span{{"a.md", 8, 20}, {"a.md", 8, 20}}, 10); !near(m[MetricNDCG10], 1) || m["recall@10"] != 1 {
+		t.Errorf("both gold ranges in the first chunk: %v", m)
+	}
 }
 
 func TestVerdict(t *testing.T) {

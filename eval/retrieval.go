@@ -61,21 +61,27 @@ func ScoreRetrieval(q Question, found []Span, k int) map[string]float64 {
 	}
 	m[MetricRecall(k)] = float64(len(goldFound(q, found, k))) / float64(len(q.Gold))
 
-	// nDCG@10 with binary gains, each gold location credited at the first
-	// rank that covers it.
+	// nDCG@10 with binary gains: a passage gains 1 when it covers a gold
+	// location no higher passage covered (all the ones it covers are
+	// credited to it). The ideal ranking has those passages first, then
+	// one for each gold location never covered, so one chunk holding two
+	// gold ranges at rank 1 is a perfect result.
 	credited := map[int]bool{}
-	dcg := 0.0
+	dcg, gained := 0.0, 0
 	for i, s := range found[:min(10, len(found))] {
+		gain := false
 		for g, gold := range q.Gold {
 			if !credited[g] && gold.Path == s.Path && s.Start <= gold.Lines[1] && s.End >= gold.Lines[0] {
-				credited[g] = true
-				dcg += 1 / math.Log2(float64(i+2))
-				break
+				credited[g], gain = true, true
 			}
+		}
+		if gain {
+			dcg += 1 / math.Log2(float64(i+2))
+			gained++
 		}
 	}
 	idcg := 0.0
-	for i := range min(10, len(q.Gold)) {
+	for i := range min(10, gained+len(q.Gold)-len(credited)) {
 		idcg += 1 / math.Log2(float64(i+2))
 	}
 	m[MetricNDCG10] = dcg / idcg
