@@ -410,6 +410,27 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// RedactURL hides the password of a URL or host setting (user:pw@host,
+// with or without a scheme) for showing it; a value it cannot read that
+// holds an @ is hidden whole.
+func RedactURL(v string) string {
+	if !strings.Contains(v, "@") {
+		return v
+	}
+	prefix := ""
+	if !strings.Contains(v, "://") {
+		prefix = "http://"
+	}
+	u, err := url.Parse(prefix + v)
+	if err != nil {
+		return "(hidden: it holds credentials)"
+	}
+	if u.User == nil {
+		return v
+	}
+	return strings.TrimPrefix(u.Redacted(), prefix)
+}
+
 // ParseOllamaHost reads a host the way the ollama CLI reads OLLAMA_HOST:
 // "host", "host:port" or a URL; the port defaults to 11434.
 func ParseOllamaHost(s string) (*url.URL, error) {
@@ -420,15 +441,16 @@ func ParseOllamaHost(s string) (*url.URL, error) {
 	if !strings.Contains(s, "://") {
 		s = "http://" + s
 	}
+	shown := RedactURL(s) // errors may be logged: never with a password
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%q is not a host or URL", s)
+		return nil, fmt.Errorf("%q is not a host or URL", shown)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%q: scheme must be http or https", s)
+		return nil, fmt.Errorf("%q: scheme must be http or https", shown)
 	}
 	if strings.HasSuffix(u.Host, ":") {
-		return nil, fmt.Errorf("%q has an empty port", s)
+		return nil, fmt.Errorf("%q has an empty port", shown)
 	}
 	if u.Port() == "" {
 		u.Host = joinHostPort(u.Hostname(), "11434")

@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"fmt"
-	"net/url"
 	"reflect"
 	"strings"
 
@@ -32,7 +31,7 @@ func summarize(l config.Loaded) ConfigSummary {
 	s := ConfigSummary{File: l.File, Found: l.FileFound && l.FileErr == nil}
 	for _, k := range config.Keys() {
 		src := l.Origins[k]
-		ko := KeyOrigin{Key: k, Value: redactURL(value(l.Config, k)), Origin: src.Origin, Name: src.Name, Secret: config.Secret(k)}
+		ko := KeyOrigin{Key: k, Value: config.RedactURL(value(l.Config, k)), Origin: src.Origin, Name: src.Name, Secret: config.Secret(k)}
 		if ko.Secret {
 			ko.Value = "not set"
 			if value(l.Config, k) != "" {
@@ -42,18 +41,6 @@ func summarize(l config.Loaded) ConfigSummary {
 		s.Keys = append(s.Keys, ko)
 	}
 	return s
-}
-
-// redactURL hides the password of a URL with credentials in it
-// (ollama-host, searxng-url); other text passes unchanged.
-func redactURL(v string) string {
-	if !strings.Contains(v, "://") || !strings.Contains(v, "@") {
-		return v
-	}
-	if u, err := url.Parse(v); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return v
 }
 
 // value is a setting's value as text.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -550,5 +551,31 @@ func TestNarrowTerminal(t *testing.T) {
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	if squeeze(narrow.String()) != squeeze(wide.String()) {
 		t.Errorf("narrow and wide reports say different things:\n%s\n%s", narrow.String(), wide.String())
+	}
+}
+
+// A password in a host or URL setting is hidden however it is written:
+// with or without a scheme, in a value lore refuses, or in searxng-url.
+func TestPasswordsInURLsNeverShown(t *testing.T) {
+	const pw = "pw0123456789"
+	addr := ollamatest.ClosedAddr(t)
+	for name, env := range map[string]map[string]string{
+		"host with a scheme":    {"OLLAMA_HOST": "http://lore:" + pw + "@" + addr},
+		"host without a scheme": {"OLLAMA_HOST": "lore:" + pw + "@" + addr},
+		"host lore refuses":     {"OLLAMA_HOST": "http://lore:" + pw + "@example.org:"},
+		"searxng":               {"LORE_WEB_PROVIDER": "searxng", "LORE_SEARXNG_URL": "https://lore:" + pw + "@searx.example.org"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			maps.Copy(f.env, env)
+			r := f.run()
+			var out bytes.Buffer
+			r.WriteText(&out, 80, Plain())
+			r.WriteOrigins(&out)
+			r.WriteJSON(&out)
+			if strings.Contains(out.String(), pw) {
+				t.Errorf("the password is shown:\n%s", out.String())
+			}
+		})
 	}
 }

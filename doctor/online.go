@@ -29,7 +29,7 @@ func checkOnline(ctx context.Context, opt Options) []Check {
 	cred := Check{Name: "provider", Status: OK}
 	switch cfg.WebProvider {
 	case "searxng":
-		cred.Detail = "searxng at " + cfg.SearXNGURL
+		cred.Detail = "searxng at " + config.RedactURL(cfg.SearXNGURL)
 		if cfg.SearXNGURL == "" {
 			cred.Status, cred.Detail, cred.Fix = missing, "searxng, but searxng-url is not set", "set searxng-url to your instance"
 		}
