@@ -203,7 +203,7 @@ func (j Judge) relevancy(ctx context.Context, q Question, r agent.Result) (float
 		return 0, nil, fmt.Errorf("%w: %s: %w", ErrJudge, MetricRelevancy, err)
 	}
 	score, err := strconv.ParseFloat(strings.Trim(string(out.Score), `" `), 64)
-	if err != nil || score < 1 || score > 5 {
+	if err != nil || !(score >= 1 && score <= 5) { // NaN fails both
 		return 0, nil, fmt.Errorf("%w: %s: the reply has no score from 1 to 5: %s", ErrJudge, MetricRelevancy, quoteReply(reply))
 	}
 	var notes []string

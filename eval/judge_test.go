@@ -161,6 +161,7 @@ func TestJudgeReplies(t *testing.T) {
 		{"claim without verdict", `{"claims": [{"claim": "a"}]}`, rated4, -1, -1, "claim 1 has no verdict"},
 		{"unknown verdict", `{"claims": [{"claim": "a", "supported": "maybe"}]}`, rated4, -1, -1, `"maybe" is not a verdict`},
 		{"score out of range", twoOfThree, `{"reason": "x", "score": 0.8}`, 2.0 / 3, -1, "judge: relevancy: the reply has no score from 1 to 5"},
+		{"score NaN", twoOfThree, `{"reason": "x", "score": "NaN"}`, 2.0 / 3, -1, "judge: relevancy: the reply has no score from 1 to 5"},
 		{"score missing", twoOfThree, `{"reason": "x"}`, 2.0 / 3, -1, "judge: relevancy: the reply has no score from 1 to 5"},
 	}
 	for _, tt := range tests {

@@ -47,6 +47,12 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 		fmt.Fprintf(streams.Err, "wrote %s\n", opts.plot)
 	}
 	if opts.write {
+		if rep.Interrupted {
+			// A threshold learnt from the questions that happened to
+			// finish first is not one to keep.
+			fmt.Fprintln(streams.Err, "lore: --write: nothing written: the run was interrupted, so the threshold comes from part of the set")
+			return nil
+		}
 		if c.Value == "" {
 			return fmt.Errorf("--write: nothing to write: %w", c.Problem)
 		}

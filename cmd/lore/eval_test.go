@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -254,7 +255,8 @@ func TestEvalCalibrateWithoutReranker(t *testing.T) {
 }
 
 // Ctrl+C during a run prints the table of the questions that finished and
-// exits 130, with no baseline (it would score questions never reached).
+// exits 130, with no baseline (it would score questions never reached);
+// --calibrate --write then writes nothing.
 func TestEvalInterruptedPrintsWhatFinished(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a process")
@@ -269,31 +271,44 @@ func TestEvalInterruptedPrintsWhatFinished(t *testing.T) {
 	for i := range 30 {
 		fmt.Fprintf(&set, `{"id":"q%02d","question":"how do I cancel a context after a timeout","kind":"howto","gold":[{"path":"context.md","lines":[5,5]}]}`+"\n", i)
 	}
-	srv.SetDelay(30 * time.Millisecond)
-	cmd := exec.Command(os.Args[0], "eval", "--parallel", "1", writeEvalSet(t, set.String()))
-	cmd.Env = []string{"LORE_TEST_MAIN=1"}
-	for k, v := range e.vars {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	questions := writeEvalSet(t, set.String())
+	srv.SetDelay(30 * time.Millisecond) // each question's query embedding
+	interrupt := func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], append([]string{"eval", "--parallel", "1", questions}, args...)...)
+		cmd.Env = []string{"LORE_TEST_MAIN=1"}
+		for k, v := range e.vars {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		before := srv.EmbeddedInputs()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for srv.EmbeddedInputs() < before+3 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != exitCancelled {
+			t.Fatalf("%v: exit %d, want 130\n%s\n%s", args, code, out.String(), errb.String())
+		}
+		return out.String(), errb.String()
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(srv.Chats()) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != exitCancelled {
-		t.Fatalf("exit %d, want 130\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	out := stdout.String()
+	out, errs := interrupt()
 	if !strings.Contains(out, "of 30 questions finished") || !strings.Contains(out, "global score") || strings.Contains(out, "baseline") {
 		t.Fatalf("stdout:\n%s", out)
 	}
-	if !strings.Contains(stderr.String(), "questions finished (reported above)") {
-		t.Fatalf("stderr: %s", stderr.String())
+	if !strings.Contains(errs, "questions finished (reported above)") {
+		t.Fatalf("stderr: %s", errs)
+	}
+	_, errs = interrupt("--calibrate", "--write")
+	if !strings.Contains(errs, "nothing written: the run was interrupted") {
+		t.Fatalf("--calibrate --write interrupted: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(e.vars["XDG_CONFIG_HOME"], "lore", "config.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a config file was written: %v", err)
 	}
 }
