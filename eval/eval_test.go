@@ -290,7 +290,7 @@ func TestRunKeepsAFailedJudgementAsANote(t *testing.T) {
 		t.Fatalf("%+v", o)
 	}
 	want := "judge: relevancy: the reply is not the JSON asked for"
-	if !slices.Contains(o.Notes, want) {
+	if !slices.Contains(o.Notes, want) || o.JudgeErr != want {
 		t.Fatalf("notes %q, want %q", o.Notes, want)
 	}
 }
@@ -316,5 +316,22 @@ func TestAnswerModeScoresTheSearchPool(t *testing.T) {
 		if o := rep.Main().Questions[0]; o.Rank != 7 || o.Scores[MetricHit10] != 1 {
 			t.Errorf("answers %v: rank %d, hit@10 %v", answers, o.Rank, o.Scores[MetricHit10])
 		}
+	}
+}
+
+// A turn that fails scores 0 on route (and on refusal when the question
+// is unanswerable), as it does on retrieval: failures never raise a mean.
+func TestFailedTurnCountsAgainstTheAnswerMetrics(t *testing.T) {
+	qs := []Question{
+		{ID: "a", Question: "a", Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}},
+		{ID: "u", Question: "u", Answerable: new(bool)},
+	}
+	rep, err := Run(context.Background(), &fakeEngine{}, qs, Options{Answers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := rep.Main().Overall
+	if all.Errors != 2 || all.Count[MetricRoute] != 2 || all.Metrics[MetricRoute] != 0 || all.Count[MetricRefusal] != 1 || all.Metrics[MetricRefusal] != 0 {
+		t.Fatalf("%+v", all)
 	}
 }

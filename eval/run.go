@@ -77,6 +77,9 @@ type Outcome struct {
 	Answer string   `json:"answer,omitempty"`
 	Top    []Span   `json:"top,omitempty"`
 	Err    string   `json:"error,omitempty"`
+	// JudgeErr is why the judge could not score the answer: its metrics
+	// are then missing, not zero, so the run says so on its own.
+	JudgeErr string `json:"judge_error,omitempty"`
 }
 
 // ErrNoQuestions means nothing was left to run.
@@ -170,6 +173,12 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		r, err := eng.Ask(ctx, q.Question, setup)
 		if err != nil {
 			o.fail(q, opt.K, err)
+			// A turn that failed took no right route and refused
+			// nothing: it counts against the answer metrics too.
+			o.Scores[MetricRoute] = 0
+			if !o.Answerable {
+				o.Scores[MetricRefusal] = 0
+			}
 			return o
 		}
 		// Best is what routed the turn. The passages are the search's
@@ -192,6 +201,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 			scores, notes, err := opt.Judge.Score(ctx, q, r)
 			if err != nil {
 				// The error names the scorer ("judge: relevancy: ...").
+				o.JudgeErr = err.Error()
 				o.Notes = append(o.Notes, err.Error())
 			}
 			o.add(scores, notes)

@@ -246,6 +246,17 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	} else if err := writeEvalReport(ctx, cfg, opts, qs, rep, streams); err != nil {
 		return err
 	}
+	judgeFailed, firstJudgeErr := 0, ""
+	for _, o := range rep.Main().Questions {
+		if o.JudgeErr != "" {
+			if judgeFailed++; firstJudgeErr == "" {
+				firstJudgeErr = o.ID + ": " + excerpt.FirstLine(o.JudgeErr)
+			}
+		}
+	}
+	if judgeFailed > 0 {
+		fmt.Fprintf(streams.Err, "lore: the judge could not score %d answers (faithfulness and relevancy leave them out); the first, %s\n", judgeFailed, firstJudgeErr)
+	}
 	if main := rep.Main(); main.Overall.Errors > 0 {
 		for _, o := range main.Questions {
 			if o.Err != "" {

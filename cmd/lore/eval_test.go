@@ -94,6 +94,11 @@ func TestEvalAnswersThroughTheAgent(t *testing.T) {
 	if r.code != exitBelowMinScore || !strings.Contains(r.stderr, "below --min-score 0.990") || !strings.Contains(r.stdout, "global score") {
 		t.Fatalf("min-score: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// A judge whose replies are not the JSON asked for (the fake model
+	// answers prose to everything): the run says so, not just in notes.
+	if r := e.run(false, "eval", qs, "--judge-model", "llama3.2:3b"); r.code != 0 || !strings.Contains(r.stderr, "the judge could not score 2 answers") {
+		t.Fatalf("judge: exit %d\n%s", r.code, r.stderr)
+	}
 	// --model answers with another installed model.
 	srv.Models["qwen2.5:7b"] = 0
 	before := len(srv.Chats())
