@@ -92,8 +92,8 @@ func Summarise(os []Outcome) Summary {
 	}
 	if len(s.Metrics) > 0 {
 		s.Score /= float64(len(s.Metrics))
+		s.Verdict = Verdict(s.Score)
 	}
-	s.Verdict = Verdict(s.Score)
 	return s
 }
 
@@ -236,6 +236,9 @@ func (r *Report) verdictLine() string {
 	if r.Interrupted {
 		done = fmt.Sprintf(" (interrupted: %d of %d questions finished)", main.N, r.Total)
 	}
+	if len(main.Metrics) == 0 {
+		return "no metric ran: no global score" + done
+	}
 	return fmt.Sprintf("global score %.3f (mean of %d metrics): %s%s", main.Score, len(main.Metrics), main.Verdict, done)
 }
 
@@ -291,7 +294,11 @@ func (r *Report) WriteMarkdown(w io.Writer, title string) error {
 	cols := r.columns()
 	main := r.Main()
 	fmt.Fprintf(w, "# %s\n\n", title)
-	fmt.Fprintf(w, "**%s**: global score %.3f, the mean of %d metrics over %d questions", main.Overall.Verdict, main.Overall.Score, len(main.Overall.Metrics), main.Overall.N)
+	if len(main.Overall.Metrics) == 0 {
+		fmt.Fprintf(w, "No metric ran over the %d questions: no global score", main.Overall.N)
+	} else {
+		fmt.Fprintf(w, "**%s**: global score %.3f, the mean of %d metrics over %d questions", main.Overall.Verdict, main.Overall.Score, len(main.Overall.Metrics), main.Overall.N)
+	}
 	if r.Interrupted {
 		fmt.Fprintf(w, " (interrupted: %d of %d finished)", main.Overall.N, r.Total)
 	}

@@ -272,6 +272,10 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 		fmt.Fprintf(streams.Err, "lore: interrupted: %d of %d questions finished (reported above)\n", rep.Main().Overall.N, rep.Total)
 		return exitCode(exitCancelled)
 	}
+	if opts.minScore > 0 && len(rep.Main().Overall.Metrics) == 0 {
+		fmt.Fprintln(streams.Err, "lore: --min-score: no metric ran (only unanswerable questions, and no answers asked for?): nothing to hold to it")
+		return exitCode(exitError)
+	}
 	if opts.minScore > 0 && rep.Main().Overall.Score < opts.minScore {
 		fmt.Fprintf(streams.Err, "lore: global score %.3f is below --min-score %.3f\n", rep.Main().Overall.Score, opts.minScore)
 		return exitCode(exitBelowMinScore)
@@ -283,10 +287,13 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 	// Interrupted, there is no baseline: it would score questions the run
 	// never reached.
 	base, err := baselineScore(ctx, cfg, qs, opts.k)
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		base = nil
-	} else if err != nil {
-		return err
+	case err != nil:
+		// The report stands without its yardstick.
+		base = nil
+		fmt.Fprintf(streams.Err, "note: no baseline: %s\n", excerpt.FirstLine(err.Error()))
 	}
 	if opts.markdown != "" {
 		if err := atomicfile.Write(opts.markdown, 0o644, func(w io.Writer) error {

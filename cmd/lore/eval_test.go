@@ -131,6 +131,23 @@ func TestEvalWithoutOllama(t *testing.T) {
 	}
 }
 
+// Only unanswerable questions and no answers: no metric runs, no score is
+// made up, and --min-score says it has nothing to hold the run to.
+func TestEvalWithNoMetric(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://" + ollamatest.ClosedAddr(t)
+	e.run(false, "index", "--embedder", "none", "-q", searchDocs(t))
+	qs := writeEvalSet(t, `{"id":"mars","question":"what is the gravity on Mars","kind":"unanswerable","answerable":false,"gold":[]}`+"\n")
+	r := e.run(false, "eval", qs)
+	if r.code != 0 || !strings.Contains(r.stdout, "no metric ran") || strings.Contains(r.stdout, eval.Insufficient) {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = e.run(false, "eval", qs, "--min-score", "0.5")
+	if r.code != exitError || !strings.Contains(r.stderr, "no metric ran") {
+		t.Fatalf("--min-score: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 func TestEvalBadInput(t *testing.T) {
 	e := newEnv(t)
 	e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
