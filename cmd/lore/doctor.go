@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 
@@ -75,6 +76,11 @@ func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, stream
 		},
 		Terminal: doctor.Terminal{Profile: profile, Clipboard: clipboard.Tool(streams.Getenv), Getenv: streams.Getenv},
 	})
+	if ctx.Err() != nil {
+		// Checks cut short would read as failures: no report at all.
+		fmt.Fprintln(streams.Err, "lore: doctor interrupted: run it again for the whole report")
+		return exitCancelled
+	}
 	var err error
 	if opts.json {
 		err = r.WriteJSON(streams.Out)

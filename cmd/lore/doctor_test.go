@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"lore/config"
 	"lore/internal/ollamatest"
 )
 
@@ -105,5 +108,22 @@ func TestDoctorBrokenConfig(t *testing.T) {
 	if r.code != exitError || !strings.Contains(r.stdout, "✗ config file") || !strings.Contains(r.stdout, "top-k") ||
 		!strings.Contains(r.stdout, "terminal") {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Interrupted, doctor prints no report (its cut-short checks would read as
+// failures) and exits 130.
+func TestDoctorInterrupted(t *testing.T) {
+	e := newEnv(t)
+	l, err := config.LoadDetailed("", func(k string) string { return e.vars[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	streams := &ioStreams{Out: &out, Err: &errb, Getenv: func(k string) string { return e.vars[k] }, OutWidth: func() int { return 80 }}
+	if code := runDoctor(ctx, l, &doctorOptions{}, streams); code != exitCancelled || out.Len() != 0 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
