@@ -6,23 +6,31 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
-// Write replaces path with what fill writes, with the given permissions.
-// The folder must exist. If fill fails, path is untouched and the
-// temporary file is removed.
+// Write replaces path with what fill writes, with the given permissions
+// less the umask. A symbolic link at path is followed: the file it points
+// at is replaced, the link stays. The folder must exist. If fill fails,
+// path is untouched and the temporary file is removed.
 func Write(path string, perm fs.FileMode, fill func(io.Writer) error) error {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := create(dir, "."+filepath.Base(path)+".tmp-", perm)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if err := write(tmp, perm, fill); err != nil {
+	if err := write(tmp, fill); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -39,7 +47,21 @@ func Write(path string, perm fs.FileMode, fill func(io.Writer) error) error {
 	return nil
 }
 
-func write(f *os.File, perm fs.FileMode, fill func(io.Writer) error) error {
+// create makes a new file in dir with a random name after prefix. Unlike
+// os.CreateTemp, which always makes it 0600, it asks for perm, so that the
+// kernel applies the umask as to any file the user creates.
+func create(dir, prefix string, perm fs.FileMode) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create a temporary file in %s: every name tried exists", dir)
+}
+
+func write(f *os.File, fill func(io.Writer) error) error {
 	// Large writes (a graph file) go through in big pieces; small ones
 	// cost one allocation.
 	w := bufio.NewWriterSize(f, 1<<20)
@@ -47,9 +69,6 @@ func write(f *os.File, perm fs.FileMode, fill func(io.Writer) error) error {
 		return err
 	}
 	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
 		return err
 	}
 	return f.Sync()
