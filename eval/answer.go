@@ -141,7 +141,8 @@ func (s *scorer) refusal(q Question, r agent.Result) {
 func (s *scorer) keywords(q Question, answer string) {
 	var keywords []string
 	for _, k := range q.AnswerKeywords {
-		if strings.TrimSpace(k) != "" {
+		// A keyword that is all markup ("`", "**") would match anything.
+		if strings.TrimSpace(normalizeText(k)) != "" {
 			keywords = append(keywords, k)
 		}
 	}

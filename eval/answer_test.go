@@ -54,6 +54,7 @@ func TestKeywords(t *testing.T) {
 		{"half found", []string{"15d", "logrotate"}, "Logs are kept for 15d [1].", 0.5},
 		{"punctuation in the keyword", []string{".loreignore"}, "Add a `.loreignore` file [1].", 1},
 		{"empty keyword ignored", []string{"15d", " "}, "kept for 15d", 1},
+		{"all-markup keyword ignored (it would match anything)", []string{"logrotate", "**"}, "kept for 15d", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
