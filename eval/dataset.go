@@ -116,3 +116,20 @@ func (q Question) check() error {
 	}
 	return nil
 }
+
+// UnknownGold are the gold paths of qs that known does not hold, each
+// once, in the order they first appear: paths relative to another folder
+// than the one indexed score 0 on every question, so a run names them.
+func UnknownGold(qs []Question, known func(path string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, q := range qs {
+		for _, g := range q.Gold {
+			if !seen[g.Path] && !known(g.Path) {
+				out = append(out, g.Path)
+			}
+			seen[g.Path] = true
+		}
+	}
+	return out
+}

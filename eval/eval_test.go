@@ -335,3 +335,15 @@ func TestFailedTurnCountsAgainstTheAnswerMetrics(t *testing.T) {
 		t.Fatalf("%+v", all)
 	}
 }
+
+func TestUnknownGold(t *testing.T) {
+	qs := []Question{
+		{Gold: []Gold{{Path: "a.md"}, {Path: "x.md"}}},
+		{Gold: []Gold{{Path: "x.md"}, {Path: "y.md"}}},
+		{Answerable: new(bool)},
+	}
+	got := UnknownGold(qs, func(p string) bool { return p == "a.md" })
+	if !slices.Equal(got, []string{"x.md", "y.md"}) {
+		t.Fatalf("%q", got)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"lore/app"
 	"lore/config"
 	"lore/eval"
+	"lore/index"
 	"lore/internal/atomicfile"
 	"lore/internal/excerpt"
 )
@@ -189,6 +190,9 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	}
 	if !info.Built {
 		return fmt.Errorf("index %q is not built: lore --index %s index PATH (the folder the question set's paths are relative to)", info.Name, info.Name)
+	}
+	if err := checkGold(ctx, cfg, qs, note); err != nil {
+		return err
 	}
 
 	run := eval.Options{K: opts.k, Setups: opts.setups(), Parallel: opts.parallel}
@@ -412,5 +416,43 @@ func explainEval(w io.Writer) error {
 	for _, p := range eval.Prompts() {
 		fmt.Fprintf(w, "\n--- prompt: %s ---\n%s\n", p.Name, strings.TrimSpace(p.Text))
 	}
+	return nil
+}
+
+// checkGold compares the question set's gold paths with the files the
+// index holds: none found means the set is relative to another folder
+// (every question would score 0), some missing is worth a note.
+func checkGold(ctx context.Context, cfg config.Config, qs []eval.Question, note func(string)) error {
+	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+	if err != nil {
+		return err
+	}
+	files, err := ix.Files(ctx)
+	ix.Close()
+	if err != nil {
+		return err
+	}
+	held := map[string]bool{}
+	for _, f := range files {
+		held[filepath.ToSlash(f.Path)] = true
+	}
+	unknown := eval.UnknownGold(qs, func(p string) bool { return held[p] })
+	all := eval.UnknownGold(qs, func(string) bool { return false })
+	switch {
+	case len(unknown) == 0:
+		return nil
+	case len(unknown) == len(all):
+		example := ""
+		if len(files) > 0 {
+			example = fmt.Sprintf(", e.g. %q", filepath.ToSlash(files[0].Path))
+		}
+		return usageError{fmt.Errorf("no gold path of the question set is in index %q (%q is not; it holds %d files%s): index the folder the gold paths are relative to, lore --index NAME index FOLDER",
+			cfg.Index, unknown[0], len(files), example)}
+	}
+	what := fmt.Sprintf("%d gold paths are", len(unknown))
+	if len(unknown) == 1 {
+		what = "1 gold path is"
+	}
+	note(fmt.Sprintf("%s not in index %s (the first: %s): questions about them score 0", what, cfg.Index, unknown[0]))
 	return nil
 }

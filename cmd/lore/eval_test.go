@@ -133,6 +133,17 @@ func TestEvalWithoutOllama(t *testing.T) {
 
 // Only unanswerable questions and no answers: no metric runs, no score is
 // made up, and --min-score says it has nothing to hold the run to.
+// A gold path the index does not hold is named; the run goes on.
+func TestEvalNamesAGoldPathNotIndexed(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://" + ollamatest.ClosedAddr(t)
+	e.run(false, "index", "--embedder", "none", "-q", searchDocs(t))
+	r := e.run(false, "eval", writeEvalSet(t, strings.Replace(evalSet, `"path":"env.md"`, `"path":"envv.md"`, 1)))
+	if r.code != 0 || !strings.Contains(r.stderr, "1 gold path is not in index default (the first: envv.md)") || !strings.Contains(r.stdout, "global score") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 func TestEvalWithNoMetric(t *testing.T) {
 	e := newEnv(t)
 	e.vars["OLLAMA_HOST"] = "http://" + ollamatest.ClosedAddr(t)
@@ -166,6 +177,8 @@ func TestEvalBadInput(t *testing.T) {
 		"plot alone":          {[]string{"eval", good, "--plot", "x.png"}, exitUsage, "go with --calibrate"},
 		"min-score range":     {[]string{"eval", good, "--min-score", "7"}, exitUsage, "outside 0..1"},
 		"no index":            {[]string{"--index", "nope", "eval", good}, exitError, `index "nope" is not built`},
+		"gold from another folder": {[]string{"eval", writeEvalSet(t, strings.ReplaceAll(evalSet, `"path":"`, `"path":"docs/`))}, exitUsage,
+			`no gold path of the question set is in index "default" ("docs/context.md" is not`},
 	} {
 		r := e.run(false, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
