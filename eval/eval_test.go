@@ -347,3 +347,38 @@ func TestUnknownGold(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+// Interrupted with several setups, every setup reports the same questions,
+// so the side-by-side table compares like with like.
+func TestRunInterruptedComparesTheSameQuestions(t *testing.T) {
+	var qs []Question
+	ranked := map[string][]agent.Passage{}
+	for i := range 20 {
+		q := fmt.Sprintf("q%d", i)
+		qs = append(qs, Question{ID: q, Question: q, Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}})
+		ranked[q] = []agent.Passage{{Path: "a.md", Start: 1, End: 1}}
+	}
+	for _, stop := range []int{6, 7, 8} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var mu sync.Mutex
+		calls := 0
+		eng := &fakeEngine{ranked: ranked, onCall: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls == stop {
+				cancel()
+			}
+		}}
+		rep, _ := Run(ctx, eng, qs, Options{Setups: Ablations[:3], Parallel: 1})
+		cancel()
+		n := rep.Setups[0].Overall.N
+		if n == 0 || n >= 20 {
+			t.Fatalf("stop at %d: %d questions kept", stop, n)
+		}
+		for _, sr := range rep.Setups {
+			if sr.Overall.N != n || sr.Questions[n-1].ID != rep.Setups[0].Questions[n-1].ID {
+				t.Errorf("stop at %d: %s has %d questions, %s has %d", stop, sr.Setup, sr.Overall.N, rep.Setups[0].Setup, n)
+			}
+		}
+	}
+}

@@ -103,10 +103,14 @@ func Run(ctx context.Context, eng Engine, qs []Question, opt Options) (*Report, 
 	}
 	type job struct{ s, q int }
 	outs := make([][]*Outcome, len(opt.Setups))
-	var jobs []job
 	for s := range opt.Setups {
 		outs[s] = make([]*Outcome, len(qs))
-		for q := range qs {
+	}
+	// Question by question, every setup in turn: a run cut short has the
+	// setups side by side over (nearly) the same questions.
+	var jobs []job
+	for q := range qs {
+		for s := range opt.Setups {
 			jobs = append(jobs, job{s, q})
 		}
 	}
@@ -146,10 +150,20 @@ feed:
 	wg.Wait()
 
 	rep := &Report{K: opt.K, Answers: opt.Answers, Judged: opt.Judge != nil, Total: len(qs), Interrupted: ctx.Err() != nil}
+	// A question some setup did not finish is left out of every setup,
+	// so that the setups compare over the same questions.
+	finished := func(q int) bool {
+		for s := range opt.Setups {
+			if outs[s][q] == nil {
+				return false
+			}
+		}
+		return true
+	}
 	for s, setup := range opt.Setups {
 		sr := SetupReport{Setup: setup}
-		for _, o := range outs[s] {
-			if o != nil {
+		for q, o := range outs[s] {
+			if finished(q) {
 				sr.Questions = append(sr.Questions, *o)
 			}
 		}
