@@ -598,7 +598,11 @@ func stripCode(md string) string {
 func (s *scorer) citations(q Question, r agent.Result) {
 	nums, grouped := citedNumbers(r.Answer)
 	if len(nums) == 0 {
+		// An answer that claims something and cites nothing is not
+		// grounded as lore promises: it scores 0, or a model that never
+		// cites would beat one that cites 9 of 10 right.
 		if (r.Route == agent.RouteDocs || r.Route == agent.RouteWeb) && strings.TrimSpace(r.Answer) != "" && !IsRefusal(r.Answer) {
+			s.scores[MetricCitations] = 0
 			s.note(MetricCitations, "the answer cites no source")
 		}
 		return

@@ -206,7 +206,7 @@ func TestCitations(t *testing.T) {
 		{"grouped markers", "15d [1, 9].", 0.5, 1, "grouped markers"},
 		{"index in code is no citation", "Use it [1]:\n\n```go\nname := os.Args[0]\nx := xs[7]\n```\nor `xs[9]`.", 1, 1, ""},
 		{"a one-line code span of three backticks is no fence", "Run ```lore index``` first [1], then see [2].", 1, 0.5, "cited_gold: [2]"},
-		{"no markers", "Logs are kept for 15d.", -1, -1, "citations: the answer cites no source"},
+		{"no markers", "Logs are kept for 15d.", 0, -1, "citations: the answer cites no source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,8 @@ without saving a session).
   code          the answer holds a code block when the gold passage is code
   code_valid    share of the answer's code blocks that parse: Go (go/parser),
                 JSON, YAML; other languages: the fence is closed and not empty
-  citations     share of [n] markers that point at a source
+  citations     share of [n] markers that point at a source; 0 for an answer
+                that cites nothing
   cited_gold    share of cited passages that overlap a gold location
   refusal       unanswerable questions: the answer declines (route none, or
                 says the documents do not cover it)
