@@ -183,14 +183,20 @@ func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
 	}
 }
 
-func TestRunInterruptedKeepsWhatFinished(t *testing.T) {
+// hits are n questions, each found at rank 1.
+func hits(n int) ([]Question, map[string][]agent.Passage) {
 	var qs []Question
 	ranked := map[string][]agent.Passage{}
-	for i := range 20 {
+	for i := range n {
 		q := fmt.Sprintf("q%d", i)
 		qs = append(qs, Question{ID: q, Question: q, Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}})
 		ranked[q] = []agent.Passage{{Path: "a.md", Start: 1, End: 1}}
 	}
+	return qs, ranked
+}
+
+func TestRunInterruptedKeepsWhatFinished(t *testing.T) {
+	qs, ranked := hits(20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex
@@ -351,13 +357,7 @@ func TestUnknownGold(t *testing.T) {
 // Interrupted with several setups, every setup reports the same questions,
 // so the side-by-side table compares like with like.
 func TestRunInterruptedComparesTheSameQuestions(t *testing.T) {
-	var qs []Question
-	ranked := map[string][]agent.Passage{}
-	for i := range 20 {
-		q := fmt.Sprintf("q%d", i)
-		qs = append(qs, Question{ID: q, Question: q, Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 1}}}})
-		ranked[q] = []agent.Passage{{Path: "a.md", Start: 1, End: 1}}
-	}
+	qs, ranked := hits(20)
 	for _, stop := range []int{6, 7, 8} {
 		ctx, cancel := context.WithCancel(context.Background())
 		var mu sync.Mutex
