@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -185,30 +184,13 @@ func TestAskOnlineWithFailingWeb(t *testing.T) {
 func TestOfflineDialsOnlyOllama(t *testing.T) {
 	e, srv := askEnv(t)
 	e.vars["TAVILY_API_KEY"] = "tvly-secret"
-	var mu sync.Mutex
-	var dialed []string
-	recordDials(func(network, addr string) {
-		mu.Lock()
-		defer mu.Unlock()
-		dialed = append(dialed, addr)
-	})
-	defer recordDials(nil)
+	checkDials := dialsOnlyTo(t, strings.TrimPrefix(srv.URL, "http://"))
 	r := e.run(false, "ask", "--index", "go", "--json", "zebra quantum marmalade")
 	if r.code != exitNotInDocs && r.code != exitOK {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
 	r = e.run(false, "ask", "--index", "go", "how do I cancel a context?")
-	mu.Lock()
-	defer mu.Unlock()
-	ollamaAddr := strings.TrimPrefix(srv.URL, "http://")
-	if len(dialed) == 0 {
-		t.Fatal("no dial was recorded: the hook is not wired")
-	}
-	for _, a := range dialed {
-		if a != ollamaAddr {
-			t.Fatalf("offline mode dialed %s (Ollama is %s)", a, ollamaAddr)
-		}
-	}
+	checkDials()
 	if strings.Contains(r.stdout+r.stderr, "tvly-secret") {
 		t.Fatal("the API key leaked")
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"lore/config"
@@ -70,14 +69,7 @@ func TestDoctorHealthyAndOffline(t *testing.T) {
 	if r := e.run(false, "index", "-q", sampleDocs(t)); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	var mu sync.Mutex
-	var dialed []string
-	recordDials(func(network, addr string) {
-		mu.Lock()
-		defer mu.Unlock()
-		dialed = append(dialed, addr)
-	})
-	defer recordDials(nil)
+	checkDials := dialsOnlyTo(t, strings.TrimPrefix(srv.URL, "http://"))
 	r := e.run(false, "doctor", "-v")
 	if r.code != exitOK || strings.Contains(r.stdout, "✗") {
 		t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
@@ -85,16 +77,7 @@ func TestDoctorHealthyAndOffline(t *testing.T) {
 	if strings.Contains(r.stdout, "tvly-doctor-secret") || !strings.Contains(r.stdout, "tavily-api-key") {
 		t.Errorf("the key is shown, or the settings table is missing:\n%s", r.stdout)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(dialed) == 0 {
-		t.Fatal("no dial recorded: the hook is not wired")
-	}
-	for _, a := range dialed {
-		if a != strings.TrimPrefix(srv.URL, "http://") {
-			t.Errorf("doctor dialed %s offline", a)
-		}
-	}
+	checkDials()
 }
 
 // A config file lore cannot read is a ✗ line, not the end of the report.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -393,5 +394,33 @@ func TestRefreshUsesTheIndexEmbedder(t *testing.T) {
 	}
 	if r := e.run(false, "index", "--embedder", "ollama"); r.code == 0 || !strings.Contains(r.stderr, "--rebuild") {
 		t.Fatalf("asking for another embedder must say to rebuild: %d %q", r.code, r.stderr)
+	}
+}
+
+// dialsOnlyTo records every connection lore makes from now on; the check
+// it returns fails the test unless there was one and each went to addr
+// (host:port): the offline guarantee.
+func dialsOnlyTo(t *testing.T, addr string) (check func()) {
+	t.Helper()
+	var mu sync.Mutex
+	var dialed []string
+	recordDials(func(_, a string) {
+		mu.Lock()
+		defer mu.Unlock()
+		dialed = append(dialed, a)
+	})
+	t.Cleanup(func() { recordDials(nil) })
+	return func() {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(dialed) == 0 {
+			t.Fatal("no dial was recorded: the hook is not wired")
+		}
+		for _, a := range dialed {
+			if a != addr {
+				t.Fatalf("dialed %s offline (Ollama is %s)", a, addr)
+			}
+		}
 	}
 }
