@@ -17,28 +17,35 @@ import (
 // a process that renders both dark and light (the chat's /theme) code
 // blocks would keep the first theme's colours.
 func styleConfig(name string) (ansi.StyleConfig, error) {
+	registerThemes()
 	base, ok := styles.DefaultStyles[name]
 	if !ok {
 		return ansi.StyleConfig{}, fmt.Errorf("mdstream: unknown style %q", name)
 	}
 	cfg := *base
-	if c := cfg.CodeBlock.Chroma; c != nil {
-		theme := "lore-" + name
-		registerTheme(theme, c)
-		cfg.CodeBlock.Theme, cfg.CodeBlock.Chroma = theme, nil
+	if cfg.CodeBlock.Chroma != nil {
+		cfg.CodeBlock.Theme, cfg.CodeBlock.Chroma = themeName(name), nil
 	}
 	return cfg, nil
 }
 
-var themes sync.Mutex
+func themeName(style string) string { return "lore-" + style }
 
-func registerTheme(name string, c *ansi.Chroma) {
-	themes.Lock()
-	defer themes.Unlock()
-	if _, ok := chromastyles.Registry[name]; ok {
-		return
+// registerThemes writes every standard style's theme into chroma's registry
+// before the first render. Chroma reads that map unlocked on every
+// highlighted code block (styles.Get), so a theme registered lazily while
+// another goroutine highlights code with a different style is a data race;
+// after this runs, the map is only read.
+var registerThemes = sync.OnceFunc(func() {
+	for name, s := range styles.DefaultStyles {
+		if c := s.CodeBlock.Chroma; c != nil {
+			chromastyles.Register(chromaTheme(themeName(name), c))
+		}
 	}
-	chromastyles.Register(chroma.MustNewStyle(name, chroma.StyleEntries{
+})
+
+func chromaTheme(name string, c *ansi.Chroma) *chroma.Style {
+	return chroma.MustNewStyle(name, chroma.StyleEntries{
 		chroma.Text:                chromaStyle(c.Text),
 		chroma.Error:               chromaStyle(c.Error),
 		chroma.Comment:             chromaStyle(c.Comment),
@@ -70,7 +77,7 @@ func registerTheme(name string, c *ansi.Chroma) {
 		chroma.GenericStrong:       chromaStyle(c.GenericStrong),
 		chroma.GenericSubheading:   chromaStyle(c.GenericSubheading),
 		chroma.Background:          chromaStyle(c.Background),
-	}))
+	})
 }
 
 // chromaStyle is glamour's own translation of a style to chroma's syntax.
