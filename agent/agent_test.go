@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -311,9 +312,25 @@ func TestErrorMidStreamKeepsPartial(t *testing.T) {
 
 func TestCitations(t *testing.T) {
 	srcs := []Source{{N: 1}, {N: 2}, {N: 3}}
-	cited, invalid := Citations("See [2] and [1][2], not [7] or [0]; arrays like a[i] are not citations.", srcs)
-	if len(cited) != 2 || cited[0] != 2 || cited[1] != 1 || len(invalid) != 2 || invalid[0] != 0 || invalid[1] != 7 {
-		t.Fatalf("cited %v invalid %v", cited, invalid)
+	tests := []struct {
+		name           string
+		answer         string
+		cited, invalid []int
+	}{
+		{"markers in order of first use", "See [2] and [1][2], not [7] or [0].", []int{2, 1}, []int{0, 7}},
+		{"a letter index is no citation", "arrays like a[i] are not citations", nil, nil},
+		{"an index in prose is no citation", "Read os.Args[1] and m[3][9] from the config [3].", []int{3}, nil},
+		{"code is not read", "Use it [1]:\n\n```go\nx := xs[7]\ny := xs[2]\n```\nor `xs[9]`.", []int{1}, nil},
+		{"a marker after a code span cites", "Set `timeout` [2].", []int{2}, nil},
+		{"an unclosed fence hides the rest", "Like so [1]:\n```\nxs[3]", []int{1}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cited, invalid := Citations(tt.answer, srcs)
+			if !slices.Equal(cited, tt.cited) || !slices.Equal(invalid, tt.invalid) {
+				t.Errorf("Citations(%q) = cited %v invalid %v, want %v %v", tt.answer, cited, invalid, tt.cited, tt.invalid)
+			}
+		})
 	}
 }
 

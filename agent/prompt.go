@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"lore/internal/excerpt"
+	"lore/internal/mdcode"
 )
 
 // Route is where an answer comes from.
@@ -103,16 +106,19 @@ func neutralize(s string) string {
 var citeRe = regexp.MustCompile(`\[(\d{1,3})\]`)
 
 // Citations parses the [n] markers of an answer: the source numbers cited
-// (in order of first use) and the markers that point at no source.
+// (in order of first use) and the markers that point at no source. Code is
+// not read, and neither is an index such as xs[1] written in prose: a
+// model that quotes xs[7] has not cited a seventh source.
 func Citations(answer string, sources []Source) (cited []int, invalid []int) {
 	valid := map[int]bool{}
 	for _, s := range sources {
 		valid[s.N] = true
 	}
 	seen := map[int]bool{}
-	for _, m := range citeRe.FindAllStringSubmatch(answer, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if seen[n] {
+	prose := mdcode.Prose(answer)
+	for _, m := range citeRe.FindAllStringSubmatchIndex(prose, -1) {
+		n, _ := strconv.Atoi(prose[m[2]:m[3]])
+		if seen[n] || IsIndex(prose[:m[0]]) {
 			continue
 		}
 		seen[n] = true
@@ -124,6 +130,19 @@ func Citations(answer string, sources []Source) (cited []int, invalid []int) {
 	}
 	slices.Sort(invalid)
 	return cited, invalid
+}
+
+// markerRun is the run of [n] markers a text ends with, as in "see [1][2]".
+var markerRun = regexp.MustCompile(`(?:\[\d{1,3}\])+$`)
+
+// IsIndex reports whether a [n] written right after before is an index, as
+// in arr[1] or m[1][2], rather than a citation: a letter, digit, _ or ]
+// stands just before it, once any citation markers it follows are set
+// aside ("see [1][2]" cites twice).
+func IsIndex(before string) bool {
+	before = strings.TrimSuffix(before, markerRun.FindString(before))
+	r, _ := utf8.DecodeLastRuneInString(before)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == ']'
 }
 
 // referringBack are words by which a follow-up leans on the conversation.

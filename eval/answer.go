@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"lore/agent"
+	"lore/internal/mdcode"
 )
 
 // Metric names, as they appear in tables and JSON. Every score is in [0, 1].
@@ -53,7 +54,7 @@ func ScoreAnswer(q Question, r agent.Result) (map[string]float64, []string) {
 	}
 	s.refusal(q, r)
 	s.keywords(q, r.Answer)
-	blocks := codeBlocks(r.Answer)
+	blocks := mdcode.Blocks(r.Answer)
 	s.code(q, r, blocks)
 	s.codeValid(blocks)
 	s.citations(q, r)
@@ -234,7 +235,7 @@ func ExpectsCode(q Question, r agent.Result) bool {
 		}
 	}
 	hasFence := func(path string, start, end int, text string) bool {
-		return q.Overlaps(path, start, end) && len(codeBlocks(text)) > 0
+		return q.Overlaps(path, start, end) && len(mdcode.Blocks(text)) > 0
 	}
 	for _, p := range r.Candidates {
 		if hasFence(p.Path, p.Start, p.End, p.Text) {
@@ -253,7 +254,7 @@ func ExpectsCode(q Question, r agent.Result) bool {
 // indented block cannot be told from a list item's continuation lines
 // without a full markdown parser; an inline code span names code rather
 // than showing it.
-func (s *scorer) code(q Question, r agent.Result, blocks []codeBlock) {
+func (s *scorer) code(q Question, r agent.Result, blocks []mdcode.Block) {
 	if !ExpectsCode(q, r) {
 		return
 	}
@@ -263,79 +264,7 @@ func (s *scorer) code(q Question, r agent.Result, blocks []codeBlock) {
 	}
 }
 
-// codeBlock is a fenced block of an answer.
-type codeBlock struct {
-	Lang   string // first word of the info string, lower case
-	Text   string // the content, without the fence's indentation
-	Line   int    // of the opening fence, 1-based
-	Closed bool
-}
-
-// codeBlocks finds fenced blocks the CommonMark way (``` or ~~~, three or
-// more, closed by at least as many of the same character), except that a
-// fence may be indented any amount: models put fences in list items, and
-// the content loses the fence's indentation as it does there.
-func codeBlocks(md string) []codeBlock {
-	var out []codeBlock
-	lines := strings.Split(md, "\n")
-	for i := 0; i < len(lines); i++ {
-		trimmed := strings.TrimLeft(lines[i], " \t")
-		fence := openingFence(trimmed)
-		if fence == "" {
-			continue
-		}
-		indent := len(lines[i]) - len(trimmed)
-		b := codeBlock{Line: i + 1}
-		if f := strings.Fields(trimmed[len(fence):]); len(f) > 0 {
-			b.Lang = strings.ToLower(strings.Trim(f[0], "{}."))
-		}
-		var body []string
-		for i++; i < len(lines); i++ {
-			t := strings.TrimLeft(lines[i], " \t")
-			if c := fenceOf(t); len(c) >= len(fence) && c[0] == fence[0] && strings.TrimSpace(t[len(c):]) == "" {
-				b.Closed = true
-				break
-			}
-			body = append(body, dedent(lines[i], indent))
-		}
-		b.Text = strings.Join(body, "\n")
-		out = append(out, b)
-	}
-	return out
-}
-
-// openingFence is the fence a line opens, or "": a backtick fence's info
-// string may not hold a backtick (it would be a code span, as in
-// "```x```").
-func openingFence(line string) string {
-	f := fenceOf(line)
-	if f != "" && f[0] == '`' && strings.Contains(line[len(f):], "`") {
-		return ""
-	}
-	return f
-}
-
-// fenceOf is the run of three or more backticks or tildes a line starts
-// with, or "".
-func fenceOf(line string) string {
-	for _, c := range []string{"`", "~"} {
-		n := len(line) - len(strings.TrimLeft(line, c))
-		if n >= 3 {
-			return line[:n]
-		}
-	}
-	return ""
-}
-
-func dedent(line string, n int) string {
-	i := 0
-	for i < n && i < len(line) && line[i] == ' ' {
-		i++
-	}
-	return line[i:]
-}
-
-func (s *scorer) codeValid(blocks []codeBlock) {
+func (s *scorer) codeValid(blocks []mdcode.Block) {
 	if len(blocks) == 0 {
 		return
 	}
@@ -361,7 +290,7 @@ func langName(lang string) string {
 // can parse with the standard library or go.mod's YAML are parsed; any
 // other block only has to be closed and not empty, since a fence left
 // open swallows the rest of the answer when rendered.
-func checkBlock(b codeBlock) error {
+func checkBlock(b mdcode.Block) error {
 	if !b.Closed {
 		return errors.New("is never closed")
 	}
@@ -548,16 +477,17 @@ func checkYAML(src string) error {
 // though lore does not link it.
 var citeRe = regexp.MustCompile(`\[(\d{1,3}(?:\s*[,;]\s*\d{1,3})*)\]`)
 
-// inlineCodeRe is a code span: `args[1]` indexes a slice, it cites nothing.
-var inlineCodeRe = regexp.MustCompile("`[^`\n]*`")
-
 // citedNumbers lists the distinct source numbers an answer cites, in
-// order of first use, outside code, and whether any marker was grouped.
+// order of first use, read as agent.Citations reads them (not in code, not
+// an index), and whether any marker was grouped.
 func citedNumbers(answer string) (nums []int, grouped bool) {
-	prose := stripCode(answer)
+	prose := mdcode.Prose(answer)
 	seen := map[int]bool{}
-	for _, m := range citeRe.FindAllStringSubmatch(prose, -1) {
-		parts := strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
+	for _, m := range citeRe.FindAllStringSubmatchIndex(prose, -1) {
+		if agent.IsIndex(prose[:m[0]]) {
+			continue
+		}
+		parts := strings.FieldsFunc(prose[m[2]:m[3]], func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
 		grouped = grouped || len(parts) > 1
 		for _, p := range parts {
 			n, _ := strconv.Atoi(p)
@@ -568,26 +498,6 @@ func citedNumbers(answer string) (nums []int, grouped bool) {
 		}
 	}
 	return nums, grouped
-}
-
-// stripCode blanks fenced blocks and code spans.
-func stripCode(md string) string {
-	lines := strings.Split(md, "\n")
-	var out []string
-	var fence string
-	for _, l := range lines {
-		t := strings.TrimLeft(l, " \t")
-		f := fenceOf(t)
-		switch {
-		case fence == "" && openingFence(t) != "":
-			fence = f
-		case fence != "" && len(f) >= len(fence) && f[0] == fence[0] && strings.TrimSpace(t[len(f):]) == "":
-			fence = ""
-		case fence == "":
-			out = append(out, l)
-		}
-	}
-	return inlineCodeRe.ReplaceAllString(strings.Join(out, "\n"), " ")
 }
 
 // citations scores the answer's markers. Markers inside code are not

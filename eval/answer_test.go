@@ -205,6 +205,7 @@ func TestCitations(t *testing.T) {
 		{"repeated markers count once", "15d [1]. Yes [1][1].", 1, 1, ""},
 		{"grouped markers", "15d [1, 9].", 0.5, 1, "grouped markers"},
 		{"index in code is no citation", "Use it [1]:\n\n```go\nname := os.Args[0]\nx := xs[7]\n```\nor `xs[9]`.", 1, 1, ""},
+		{"index in prose is no citation", "Read argv[2] and m[1][9] as the guide says [1].", 1, 1, ""},
 		{"a one-line code span of three backticks is no fence", "Run ```lore index``` first [1], then see [2].", 1, 0.5, "cited_gold: [2]"},
 		{"no markers", "Logs are kept for 15d.", 0, -1, "citations: the answer cites no source"},
 	}

@@ -3,6 +3,8 @@ package eval
 import (
 	"regexp"
 	"strings"
+
+	"lore/internal/mdcode"
 )
 
 // A refusal says that the documents (or the one answering) lack the
@@ -66,7 +68,7 @@ var (
 // that ends on "the documents do not mention Windows" has answered the
 // rest. Code and citation markers are not read.
 func IsRefusal(answer string) bool {
-	text := strings.ToLower(refusalNorm.Replace(stripCode(answer)))
+	text := strings.ToLower(refusalNorm.Replace(mdcode.Prose(answer)))
 	n := 0
 	for _, sentence := range sentenceEnd.Split(text, -1) {
 		cites := citeRe.MatchString(sentence)

@@ -245,12 +245,13 @@ func TestAddBuildsTheIndex(t *testing.T) {
 	}
 }
 
-// Each [n] of an answer links to its source (OSC 8); arr[1] does not.
+// Each [n] of an answer links to its source (OSC 8), the second of [1][2]
+// too; arr[1] and xs[2] do not.
 func TestCitationsAreLinks(t *testing.T) {
 	h := newHarness(t, 100, 30, "dark")
 	seq := h.ask("q")
 	res := doneResult()
-	res.Answer = "Use WithTimeout [1] and see [2]; `arr[1]` is code.\n"
+	res.Answer = "Use WithTimeout [1][2]; `arr[1]` is code, and xs[2] an index.\n"
 	h.events(seq, agent.Done{Result: res})
 	out := h.m.render()
 	for _, n := range []string{"context/context.go", "guides/cancellation.md"} {

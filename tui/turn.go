@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -141,8 +140,7 @@ func (t *turn) renderAnswer(width int, st styles) string {
 var citationRe = regexp.MustCompile(`\[(?:\x1b\[[0-9;]*m)*(\d{1,2})(?:\x1b\[[0-9;]*m)*\]`)
 
 // linkCitations makes each [n] of the rendered answer a link to source n.
-// An index such as arr[1] (a letter, digit, _ or ] just before it) is not
-// a citation.
+// An index such as arr[1] is not a citation (agent.IsIndex).
 func (t *turn) linkCitations(out string) string {
 	var b strings.Builder
 	last := 0
@@ -151,10 +149,8 @@ func (t *turn) linkCitations(out string) string {
 		if n < 1 || n > len(t.sources) || sourceLink(t.sources[n-1]) == "" {
 			continue
 		}
-		if before := []rune(ansi.Strip(out[max(m[0]-64, 0):m[0]])); len(before) > 0 {
-			if r := before[len(before)-1]; unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == ']' {
-				continue
-			}
+		if agent.IsIndex(ansi.Strip(out[max(m[0]-64, 0):m[0]])) {
+			continue
 		}
 		b.WriteString(out[last:m[0]])
 		b.WriteString(ansi.SetHyperlink(sourceLink(t.sources[n-1])) + out[m[0]:m[1]] + ansi.ResetHyperlink())
