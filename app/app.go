@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -231,7 +230,7 @@ func (e *Engine) acquire(ctx context.Context) (*openIndex, error) {
 	// cancelled first caller must not make it look keyword-only for good.
 	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
 		emb := index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
-		if sameModel(model, cfg.ChatModel) {
+		if ollama.FullName(model) == ollama.FullName(cfg.ChatModel) {
 			// Ollama restarts a runner whenever num_ctx changes: embed the
 			// query with the chat's, or every question would restart it twice.
 			emb.QueryNumCtx = cfg.NumCtx
@@ -398,17 +397,6 @@ func (e *Engine) Models(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(names)
 	return names, nil
-}
-
-// sameModel compares Ollama model names, an untagged name meaning :latest.
-func sameModel(a, b string) bool {
-	tag := func(n string) string {
-		if !strings.Contains(n[strings.LastIndexByte(n, '/')+1:], ":") {
-			return n + ":latest"
-		}
-		return n
-	}
-	return tag(a) == tag(b)
 }
 
 // webSearcher builds the web client for online mode. Offline mode never

@@ -58,8 +58,8 @@ func checkOllama(ctx context.Context, opt Options, embedModel string) []Check {
 	var ps *api.ProcessResponse
 	if call(func(ctx context.Context) (err error) { ps, err = client.ListRunning(ctx); return err }) == nil {
 		for _, m := range ps.Models {
-			loaded[withTag(m.Name)] = true
-			loaded[withTag(m.Model)] = true
+			loaded[ollama.FullName(m.Name)] = true
+			loaded[ollama.FullName(m.Model)] = true
 		}
 	}
 	model := func(name, model string) Check {
@@ -81,7 +81,7 @@ func checkOllama(ctx context.Context, opt Options, embedModel string) []Check {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("context %d tokens", n))
 		}
-		if loaded[withTag(model)] {
+		if loaded[ollama.FullName(model)] {
 			parts = append(parts, "loaded")
 		} else {
 			parts = append(parts, "not loaded (loads on first use)")
@@ -108,12 +108,4 @@ func embedSkip(model, why string) Check {
 		return Check{Name: "embed model", Status: Skip, Detail: "not needed (embedder none: keyword search only)"}
 	}
 	return Check{Name: "embed model", Status: Skip, Detail: model + ": " + why}
-}
-
-// withTag names a model the way /api/ps does: an untagged name is :latest.
-func withTag(name string) string {
-	if !strings.Contains(name[strings.LastIndexByte(name, '/')+1:], ":") {
-		return name + ":latest"
-	}
-	return name
 }

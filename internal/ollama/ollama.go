@@ -198,3 +198,13 @@ func ContextLength(info *api.ShowResponse) int {
 	}
 	return 0
 }
+
+// FullName names a model the way the server lists it (/api/tags, /api/ps):
+// an untagged name means :latest. A colon in a registry host's port
+// ("host:5000/m") is not a tag.
+func FullName(name string) string {
+	if !strings.Contains(name[strings.LastIndexByte(name, '/')+1:], ":") {
+		return name + ":latest"
+	}
+	return name
+}

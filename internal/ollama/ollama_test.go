@@ -96,3 +96,16 @@ func TestLoopbackDialIsBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestFullName(t *testing.T) {
+	for in, want := range map[string]string{
+		"llama3.2":                     "llama3.2:latest",
+		"llama3.2:3b":                  "llama3.2:3b",
+		"registry.local:5000/team/m":   "registry.local:5000/team/m:latest",
+		"registry.local:5000/team/m:q": "registry.local:5000/team/m:q",
+	} {
+		if got := FullName(in); got != want {
+			t.Errorf("FullName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
