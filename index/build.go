@@ -45,11 +45,16 @@ type Progress struct {
 	Phase          string // "scan", "index", "graph", "done"
 	FilesTotal     int    // files to (re)index
 	FilesDone      int
-	Chunks         int
+	Chunks         int // chunks of the files read so far
 	ChunksEmbedded int
-	GraphDone      int
-	GraphTotal     int
-	Started        time.Time
+	// Done is the share of the files finished, 0-1, counting the group
+	// being embedded by the share of its chunks embedded: a group holds up
+	// to 512 chunks, minutes of work with a slow model, and FilesDone
+	// moves only when the group is written.
+	Done       float64
+	GraphDone  int
+	GraphTotal int
+	Started    time.Time
 }
 
 // SkippedFile is a file the index does not hold, and why.
@@ -693,6 +698,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			}
 		}
 	}
+	b.progress.Chunks = b.sum.Chunks
 	if b.opt.Embedder != nil && len(hashes) > 0 {
 		missing, err := b.st.missingHashes(ctx, hashes)
 		if err != nil {
@@ -726,6 +732,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			b.feedGraph(ids, vecs)
 			b.sum.ChunksEmbedded += len(batch)
 			b.progress.ChunksEmbedded = b.sum.ChunksEmbedded
+			b.progress.Done = b.filesShare(float64(b.progress.FilesDone) + float64(len(group))*float64(i+len(batch))/float64(len(todo)))
 			b.report("index")
 		}
 	}
@@ -753,9 +760,17 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 		return fmt.Errorf("write index: %w", err)
 	}
 	b.progress.FilesDone += len(group)
-	b.progress.Chunks = b.sum.Chunks
+	b.progress.Done = b.filesShare(float64(b.progress.FilesDone))
 	b.report("index")
 	return nil
+}
+
+// filesShare is files as a share of the files to index.
+func (b *builder) filesShare(files float64) float64 {
+	if b.progress.FilesTotal == 0 {
+		return 1
+	}
+	return min(files/float64(b.progress.FilesTotal), 1)
 }
 
 // graphFeeder inserts vectors into the graph on a goroutine of its own

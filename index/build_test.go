@@ -462,6 +462,40 @@ func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
 	}
 }
 
+// While a group of files is embedded, before any of it is written, the
+// progress says how much is done: the chunks read, and a share that grows
+// with every batch (the bar and the ETA of lore index follow it).
+func TestProgressMovesWhileEmbedding(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 10 {
+		files[fmt.Sprintf("f%d.md", i)] = fmt.Sprintf("# Doc %d\n\nword%d text\n", i, i)
+	}
+	writeFiles(t, src, files)
+	age(t, src)
+	opt := testOptions(newFakeEmbedder("fake", 8), src)
+	var during []Progress
+	var last Progress
+	opt.Progress = func(p Progress) {
+		if p.Phase == "index" && p.FilesDone == 0 && p.ChunksEmbedded > 0 {
+			during = append(during, p)
+		}
+		last = p
+	}
+	build(t, dir, opt)
+	if len(during) < 2 {
+		t.Fatalf("%d reports while the first group was embedded, want one a batch", len(during))
+	}
+	for i, p := range during {
+		if p.Chunks != 10 || p.Done <= 0 || p.Done > 1 || (i > 0 && p.Done <= during[i-1].Done) {
+			t.Errorf("report %d while embedding: %+v", i, p)
+		}
+	}
+	if last.Done != 1 || last.FilesDone != 10 {
+		t.Errorf("last report: %+v", last)
+	}
+}
+
 func TestTwoSourcesWithTheSamePaths(t *testing.T) {
 	a, b, dir := t.TempDir(), t.TempDir(), t.TempDir()
 	writeFiles(t, a, map[string]string{"README.md": "# A\n\napples\n"})

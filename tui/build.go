@@ -100,7 +100,7 @@ func (b *building) status() string {
 	p := b.progress
 	switch p.Phase {
 	case "index":
-		return fmt.Sprintf(" indexing %d/%d files · %d chunks ", p.FilesDone, p.FilesTotal, p.Chunks)
+		return fmt.Sprintf(" indexing %d%% · %d/%d files · %d chunks ", int(p.Done*100), p.FilesDone, p.FilesTotal, p.Chunks)
 	case "graph":
 		return fmt.Sprintf(" building the graph %d/%d ", p.GraphDone, p.GraphTotal)
 	}

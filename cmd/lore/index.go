@@ -199,8 +199,8 @@ func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
 		rate = fmt.Sprintf("  %.0f emb/s", float64(p.ChunksEmbedded)/s)
 	}
 	eta := ""
-	if p.FilesDone > 0 && p.FilesDone < p.FilesTotal {
-		left := time.Duration(float64(elapsed) * float64(p.FilesTotal-p.FilesDone) / float64(p.FilesDone))
+	if p.Done > 0 && p.Done < 1 {
+		left := time.Duration(float64(elapsed) * (1 - p.Done) / p.Done)
 		eta = "  ETA " + left.Round(time.Second).String()
 	}
 	stats := fmt.Sprintf("%d/%d files  %d chunks  %d embedded%s%s", p.FilesDone, p.FilesTotal, p.Chunks, p.ChunksEmbedded, rate, eta)
@@ -211,9 +211,6 @@ func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
 	if barWidth < 5 {
 		return stats
 	}
-	filled := 0
-	if p.FilesTotal > 0 {
-		filled = barWidth * p.FilesDone / p.FilesTotal
-	}
+	filled := int(float64(barWidth) * min(max(p.Done, 0), 1))
 	return "[" + strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled) + "] " + stats
 }

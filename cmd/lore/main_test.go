@@ -245,7 +245,7 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 func TestProgressLine(t *testing.T) {
-	p := index.Progress{Phase: "index", FilesTotal: 100, FilesDone: 50, Chunks: 400, ChunksEmbedded: 300, Started: time.Now().Add(-10 * time.Second)}
+	p := index.Progress{Phase: "index", FilesTotal: 100, FilesDone: 50, Chunks: 400, ChunksEmbedded: 300, Done: 0.5, Started: time.Now().Add(-10 * time.Second)}
 	tty := progressLine(p, time.Now(), true, 120)
 	if !strings.HasPrefix(tty, "[") || !strings.Contains(tty, "50/100 files") || !strings.Contains(tty, "emb/s") || !strings.Contains(tty, "ETA 10s") {
 		t.Errorf("tty line %q", tty)
@@ -256,6 +256,12 @@ func TestProgressLine(t *testing.T) {
 	}
 	if narrow := progressLine(p, time.Now(), true, 40); strings.Contains(narrow, "█") {
 		t.Errorf("a narrow terminal gets no bar: %q", narrow)
+	}
+	// The first group of files is still being embedded: nothing written
+	// yet, but a quarter of the work is done.
+	p.FilesDone, p.Done = 0, 0.25
+	if first := progressLine(p, time.Now(), true, 120); !strings.Contains(first, "ETA 30s") || !strings.Contains(first, "[███████░") {
+		t.Errorf("tty line while the first group embeds %q", first)
 	}
 }
 
