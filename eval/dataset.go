@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -33,7 +35,13 @@ type Question struct {
 	// Answerable is false for a question the documents cannot answer;
 	// missing means true.
 	Answerable *bool `json:"answerable,omitempty"`
+
+	Line    int      `json:"-"` // in the file it was read from
+	Unknown []string `json:"-"` // fields of the line the format does not have
 }
+
+// fields are the names a question line may use.
+var fields = map[string]bool{"id": true, "question": true, "gold": true, "answer_keywords": true, "kind": true, "answerable": true}
 
 // IsAnswerable reports whether the documents are meant to answer q.
 func (q Question) IsAnswerable() bool { return q.Answerable == nil || *q.Answerable }
@@ -78,6 +86,16 @@ func Read(r io.Reader, name string) ([]Question, error) {
 		if err := dec.Decode(&q); err != nil {
 			return nil, fmt.Errorf("%w %s:%d: not a JSON question: %w (format: docs/eval.md)", ErrDataset, name, line, err)
 		}
+		var names map[string]json.RawMessage
+		if json.Unmarshal([]byte(text), &names) == nil {
+			for k := range names {
+				if !fields[k] {
+					q.Unknown = append(q.Unknown, k)
+				}
+			}
+			slices.Sort(q.Unknown)
+		}
+		q.Line = line
 		if err := q.check(); err != nil {
 			return nil, fmt.Errorf("%w %s:%d: %w (format: docs/eval.md)", ErrDataset, name, line, err)
 		}
@@ -115,6 +133,35 @@ func (q Question) check() error {
 		}
 	}
 	return nil
+}
+
+// UnknownFields names, a line each, the fields of qs that are not part of
+// the format: they are ignored, and a typo such as "answer_keyword" would
+// otherwise quietly score nothing.
+func UnknownFields(qs []Question, name string) []string {
+	lines := map[string][]string{}
+	var order []string
+	for _, q := range qs {
+		for _, k := range q.Unknown {
+			if lines[k] == nil {
+				order = append(order, k)
+			}
+			lines[k] = append(lines[k], strconv.Itoa(q.Line))
+		}
+	}
+	var out []string
+	for _, k := range order {
+		at := lines[k]
+		where := "line " + at[0]
+		if len(at) > 1 {
+			where = "lines " + strings.Join(at[:min(len(at), 5)], ", ")
+			if len(at) > 5 {
+				where += fmt.Sprintf(" and %d more", len(at)-5)
+			}
+		}
+		out = append(out, fmt.Sprintf("%s: field %q (%s) is not part of the format and is ignored (docs/eval.md)", name, k, where))
+	}
+	return out
 }
 
 // UnknownGold are the gold paths of qs that known does not hold, each

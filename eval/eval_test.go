@@ -37,6 +37,30 @@ func TestReadRefusesWhatIsNotAQuestionSet(t *testing.T) {
 	}
 }
 
+// A field the format does not have is read past, and named: a typo such
+// as "answer_keyword" would otherwise quietly score nothing.
+func TestUnknownFieldsAreNamed(t *testing.T) {
+	var in strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&in, `{"id":"q%d","question":"q","answerable":false,"answer_keyword":["x"]%s}`+"\n", i, map[bool]string{true: `,"notes":"n"`}[i == 2])
+	}
+	qs, err := Read(strings.NewReader(in.String()), "set.jsonl")
+	if err != nil || len(qs) != 8 {
+		t.Fatalf("%d questions, %v", len(qs), err)
+	}
+	got := UnknownFields(qs, "set.jsonl")
+	want := []string{
+		`set.jsonl: field "answer_keyword" (lines 1, 2, 3, 4, 5 and 3 more) is not part of the format and is ignored (docs/eval.md)`,
+		`set.jsonl: field "notes" (line 3) is not part of the format and is ignored (docs/eval.md)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("UnknownFields:\n got %q\nwant %q", got, want)
+	}
+	if got := UnknownFields(qs[:0], "set.jsonl"); got != nil {
+		t.Errorf("no questions, notes %q", got)
+	}
+}
+
 func TestScoreRetrieval(t *testing.T) {
 	q := Question{Gold: []Gold{{Path: "a.md", Lines: [2]int{10, 12}}, {Path: "b.md", Lines: [2]int{1, 4}}}}
 	found := []Span{

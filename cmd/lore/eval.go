@@ -184,6 +184,9 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 		slog.Info(msg)
 		fmt.Fprintf(streams.Err, "note: %s\n", msg)
 	}
+	for _, msg := range eval.UnknownFields(qs, opts.file) {
+		note(msg)
+	}
 	info, err := eng.Index(ctx)
 	if err != nil {
 		return err
