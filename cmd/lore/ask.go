@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/glamour/v2"
 	"github.com/spf13/cobra"
 
 	"lore/agent"
 	"lore/app"
 	"lore/config"
 	"lore/internal/excerpt"
+	"lore/tui/mdstream"
 )
 
 // Exit codes of lore ask, beyond the common ones.
@@ -309,16 +309,15 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 	}
 }
 
+// renderMarkdown renders an answer as the chat does (mdstream), in the dark
+// style: asking the terminal for its background could stall a script's
+// output on a terminal that never answers.
 func renderMarkdown(md string, width int, styled bool) (string, error) {
 	style := "dark"
 	if !styled {
 		style = "notty"
 	}
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(min(max(width-4, 40), 120)))
-	if err != nil {
-		return "", err
-	}
-	return r.Render(md)
+	return mdstream.Full(mdstream.Options{Style: style, Width: min(max(width-4, 40), 120)}, md)
 }
 
 type askSourceJSON struct {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"lore/agent"
 	"lore/internal/ollamatest"
 )
 
@@ -311,4 +316,28 @@ func FuzzContextFileRange(f *testing.F) {
 			t.Fatalf("context %q is not a part of the file", body)
 		}
 	})
+}
+
+// On a terminal the answer is rendered as markdown, coloured unless
+// NO_COLOR is set, then the sources are listed.
+func TestAskRendersMarkdownOnATerminal(t *testing.T) {
+	res := agent.Result{Route: agent.RouteDocs, Answer: "## Setup\n\nSet **timeout** first [1]:\n\n```go\nctx, cancel := context.WithTimeout(ctx, time.Second)\n```\n",
+		Sources: []agent.Source{{N: 1, Path: "guide.md", Start: 3, End: 9, Cited: true}}}
+	for _, env := range []map[string]string{{}, {"NO_COLOR": "1"}} {
+		var out bytes.Buffer
+		streams := &ioStreams{Out: &out, Err: io.Discard, OutTTY: true, Getenv: func(k string) string { return env[k] }, ErrWidth: func() int { return 80 }}
+		printAnswer(streams, res, false)
+		s := ansi.Strip(out.String())
+		// Without colour, glamour's notty style keeps emphasis as
+		// written; code loses its fence either way.
+		if strings.Contains(s, "```") || env["NO_COLOR"] == "" && strings.Contains(s, "**") {
+			t.Errorf("env %v: markdown markup left in the answer:\n%s", env, s)
+		}
+		if !strings.Contains(s, "context.WithTimeout") || !strings.Contains(s, "*[1] guide.md:3-9") {
+			t.Errorf("env %v: answer or sources missing:\n%s", env, s)
+		}
+		if colored := s != out.String(); colored != (env["NO_COLOR"] == "") {
+			t.Errorf("env %v: coloured %v:\n%q", env, colored, out.String())
+		}
+	}
 }
