@@ -428,14 +428,20 @@ func TestStatusListsChanges(t *testing.T) {
 	}
 }
 
-func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
-	src, dir := t.TempDir(), t.TempDir()
+// smallDocs is a folder of n one-chunk documents, each with a word of its own.
+func smallDocs(t *testing.T, n int) string {
+	src := t.TempDir()
 	files := map[string]string{}
-	for i := range 200 {
+	for i := range n {
 		files[fmt.Sprintf("f%03d.md", i)] = fmt.Sprintf("# Doc %d\n\nword%d text\n", i, i)
 	}
 	writeFiles(t, src, files)
 	age(t, src)
+	return src
+}
+
+func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
+	src, dir := smallDocs(t, 200), t.TempDir()
 	emb := newFakeEmbedder("fake", 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	opt := testOptions(emb, src)
@@ -466,13 +472,7 @@ func TestInterruptedBuildKeepsFinishedWork(t *testing.T) {
 // progress says how much is done: the chunks read, and a share that grows
 // with every batch (the bar and the ETA of lore index follow it).
 func TestProgressMovesWhileEmbedding(t *testing.T) {
-	src, dir := t.TempDir(), t.TempDir()
-	files := map[string]string{}
-	for i := range 10 {
-		files[fmt.Sprintf("f%d.md", i)] = fmt.Sprintf("# Doc %d\n\nword%d text\n", i, i)
-	}
-	writeFiles(t, src, files)
-	age(t, src)
+	src, dir := smallDocs(t, 10), t.TempDir()
 	opt := testOptions(newFakeEmbedder("fake", 8), src)
 	var during []Progress
 	var last Progress
