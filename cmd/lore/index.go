@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"lore/app"
@@ -183,31 +185,58 @@ func (b *progressBar) finish() {
 	}
 }
 
+// progressLine is the progress as one line. On a terminal it fits width
+// (a wrapped line would not be erased by the next one, so each update
+// would add lines): the rate, then the words, then the chunk count give
+// way, and the bar is drawn only where there is room for it.
 func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
 	elapsed := now.Sub(p.Started)
+	var line string
 	switch p.Phase {
 	case "scan":
-		return "scanning files…"
+		line = "scanning files…"
 	case "graph":
-		return fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+		line = fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
 	case "index":
 	default:
 		return ""
 	}
-	rate := ""
-	if s := elapsed.Seconds(); s > 0.5 && p.ChunksEmbedded > 0 {
-		rate = fmt.Sprintf("  %.0f emb/s", float64(p.ChunksEmbedded)/s)
+	if line != "" {
+		if tty {
+			return ansi.Truncate(line, width-1, "…")
+		}
+		return line
 	}
-	eta := ""
+	files := fmt.Sprintf("%d/%d files", p.FilesDone, p.FilesTotal)
+	chunks := fmt.Sprintf("%d chunks", p.Chunks)
+	embedded := fmt.Sprintf("%d embedded", p.ChunksEmbedded)
+	rate, eta := "", ""
+	if s := elapsed.Seconds(); s > 0.5 && p.ChunksEmbedded > 0 {
+		rate = fmt.Sprintf("%.0f emb/s", float64(p.ChunksEmbedded)/s)
+	}
 	if p.Done > 0 && p.Done < 1 {
 		left := time.Duration(float64(elapsed) * (1 - p.Done) / p.Done)
-		eta = "  ETA " + left.Round(time.Second).String()
+		eta = "ETA " + left.Round(time.Second).String()
 	}
-	stats := fmt.Sprintf("%d/%d files  %d chunks  %d embedded%s%s", p.FilesDone, p.FilesTotal, p.Chunks, p.ChunksEmbedded, rate, eta)
+	join := func(sep string, parts ...string) string {
+		return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), sep)
+	}
+	stats := join("  ", files, chunks, embedded, rate, eta)
 	if !tty {
 		return "indexing: " + stats
 	}
-	barWidth := min(30, width-len(stats)-4)
+	for _, shorter := range []string{
+		join("  ", files, chunks, embedded, eta),
+		join(" ", files, chunks, fmt.Sprintf("%d emb", p.ChunksEmbedded), eta),
+		join(" ", files, eta),
+	} {
+		if ansi.StringWidth(stats) < width {
+			break
+		}
+		stats = shorter
+	}
+	stats = ansi.Truncate(stats, width-1, "…")
+	barWidth := min(30, width-ansi.StringWidth(stats)-4)
 	if barWidth < 5 {
 		return stats
 	}

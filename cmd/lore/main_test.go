@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"lore/index"
 	"lore/internal/ollamatest"
 )
@@ -256,6 +258,20 @@ func TestProgressLine(t *testing.T) {
 	}
 	if narrow := progressLine(p, time.Now(), true, 40); strings.Contains(narrow, "█") {
 		t.Errorf("a narrow terminal gets no bar: %q", narrow)
+	}
+	// A terminal line never wraps: a wrapped line is not erased by the
+	// next one. The ETA is what stays longest.
+	big := index.Progress{Phase: "index", FilesTotal: 123456, FilesDone: 61728, Chunks: 1234567, ChunksEmbedded: 1234000, Done: 0.5, Started: time.Now().Add(-10 * time.Minute)}
+	for _, width := range []int{12, 20, 30, 40, 60, 80, 200} {
+		for _, q := range []index.Progress{p, big, {Phase: "graph", GraphDone: 123456, GraphTotal: 1234567}} {
+			line := progressLine(q, time.Now(), true, width)
+			if ansi.StringWidth(line) >= width {
+				t.Errorf("%d columns: line %q is %d wide", width, line, ansi.StringWidth(line))
+			}
+			if q.Phase == "index" && width >= 30 && !strings.Contains(line, "ETA") {
+				t.Errorf("%d columns: no ETA in %q", width, line)
+			}
+		}
 	}
 	// The first group of files is still being embedded: nothing written
 	// yet, but a quarter of the work is done.
