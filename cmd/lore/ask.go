@@ -36,6 +36,7 @@ type askOptions struct {
 	json        bool
 	verbose     bool
 	online      bool
+	theme       string
 }
 
 func newAskCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -61,6 +62,9 @@ is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
+				return err
+			}
+			if err := checkTheme(opts.theme); err != nil {
 				return err
 			}
 			if opts.online {
@@ -94,6 +98,7 @@ is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
 	f.BoolVar(&opts.json, "json", false, "print one JSON object")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "status and timings on stderr even when it is not a terminal")
 	f.StringVar(&opts.contextFile, "context-file", "", "FILE[:START-END] placed before the question as context")
+	f.StringVar(&opts.theme, "theme", "auto", "dark, light or auto (from the terminal's background) for the answer on a terminal")
 	return cmd
 }
 
@@ -155,7 +160,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 			return exitError, err
 		}
 	default:
-		printAnswer(streams, res, streamed)
+		printAnswer(streams, res, streamed, opts.theme)
 	}
 	status.timings(res)
 	if saved {
@@ -270,12 +275,12 @@ func readContextFile(spec string) (string, error) {
 
 // printAnswer prints the answer (rendered as markdown on a terminal; plain
 // text otherwise, where it already streamed) and then the sources.
-func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
+func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string) {
 	w := streams.Out
 	answer := r.Answer
 	switch {
 	case streams.OutTTY && answer != "":
-		if out, err := renderMarkdown(answer, streams.ErrWidth(), streams.styled(true)); err == nil {
+		if out, err := renderMarkdown(answer, streams.ErrWidth(), answerStyle(streams, theme)); err == nil {
 			answer = out
 		}
 		fmt.Fprint(w, strings.TrimRight(answer, "\n")+"\n")
@@ -309,15 +314,24 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool) {
 	}
 }
 
-// renderMarkdown renders an answer as the chat does (mdstream), in the dark
-// style: asking the terminal for its background could stall a script's
-// output on a terminal that never answers.
-func renderMarkdown(md string, width int, styled bool) (string, error) {
-	style := "dark"
-	if !styled {
-		style = "notty"
-	}
+// renderMarkdown renders an answer in a glamour style as the chat does.
+func renderMarkdown(md string, width int, style string) (string, error) {
 	return mdstream.Full(mdstream.Options{Style: style, Width: min(max(width-4, 40), 120)}, md)
+}
+
+// answerStyle is the markdown style of an answer on a terminal: the
+// --theme, or with auto the terminal's own background (dark when it
+// cannot be asked), as the chat chooses; no colour with NO_COLOR.
+func answerStyle(streams *ioStreams, theme string) string {
+	switch {
+	case !streams.styled(true):
+		return "notty"
+	case theme == "dark" || theme == "light":
+		return theme
+	case streams.DarkBackground != nil && !streams.DarkBackground():
+		return "light"
+	}
+	return "dark"
 }
 
 type askSourceJSON struct {

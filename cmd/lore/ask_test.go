@@ -318,26 +318,48 @@ func FuzzContextFileRange(f *testing.F) {
 	})
 }
 
-// On a terminal the answer is rendered as markdown, coloured unless
-// NO_COLOR is set, then the sources are listed.
+// On a terminal the answer is rendered as markdown, in the style the
+// terminal's background calls for (or --theme), without colour under
+// NO_COLOR, then the sources are listed.
 func TestAskRendersMarkdownOnATerminal(t *testing.T) {
 	res := agent.Result{Route: agent.RouteDocs, Answer: "## Setup\n\nSet **timeout** first [1]:\n\n```go\nctx, cancel := context.WithTimeout(ctx, time.Second)\n```\n",
 		Sources: []agent.Source{{N: 1, Path: "guide.md", Start: 3, End: 9, Cited: true}}}
-	for _, env := range []map[string]string{{}, {"NO_COLOR": "1"}} {
+	for _, c := range []struct {
+		noColor, dark bool
+		theme, want   string
+	}{
+		{false, true, "auto", "dark"},
+		{false, false, "auto", "light"},
+		{false, false, "dark", "dark"},
+		{false, true, "light", "light"},
+		{true, false, "auto", "notty"},
+	} {
+		env := map[string]string{}
+		if c.noColor {
+			env["NO_COLOR"] = "1"
+		}
 		var out bytes.Buffer
-		streams := &ioStreams{Out: &out, Err: io.Discard, OutTTY: true, Getenv: func(k string) string { return env[k] }, ErrWidth: func() int { return 80 }}
-		printAnswer(streams, res, false)
+		streams := &ioStreams{Out: &out, Err: io.Discard, OutTTY: true, Getenv: func(k string) string { return env[k] },
+			ErrWidth: func() int { return 80 }, DarkBackground: func() bool { return c.dark }}
+		printAnswer(streams, res, false, c.theme)
+		want, err := renderMarkdown(res.Answer, 80, c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.String(), strings.TrimRight(want, "\n")) {
+			t.Errorf("%+v: not rendered in the %s style:\n%q", c, c.want, out.String())
+		}
 		s := ansi.Strip(out.String())
 		// Without colour, glamour's notty style keeps emphasis as
 		// written; code loses its fence either way.
-		if strings.Contains(s, "```") || env["NO_COLOR"] == "" && strings.Contains(s, "**") {
-			t.Errorf("env %v: markdown markup left in the answer:\n%s", env, s)
+		if strings.Contains(s, "```") || !c.noColor && strings.Contains(s, "**") {
+			t.Errorf("%+v: markdown markup left in the answer:\n%s", c, s)
 		}
 		if !strings.Contains(s, "context.WithTimeout") || !strings.Contains(s, "*[1] guide.md:3-9") {
-			t.Errorf("env %v: answer or sources missing:\n%s", env, s)
+			t.Errorf("%+v: answer or sources missing:\n%s", c, s)
 		}
-		if colored := s != out.String(); colored != (env["NO_COLOR"] == "") {
-			t.Errorf("env %v: coloured %v:\n%q", env, colored, out.String())
+		if colored := s != out.String(); colored == c.noColor {
+			t.Errorf("%+v: coloured %v:\n%q", c, colored, out.String())
 		}
 	}
 }

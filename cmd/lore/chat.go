@@ -57,8 +57,8 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 	if !streams.OutTTY || !isTerminal(streams.In) {
 		return usageError{errors.New("the chat needs a terminal: use `lore ask \"...\"` in scripts and pipes")}
 	}
-	if opts.theme != "auto" && opts.theme != "dark" && opts.theme != "light" {
-		return usageError{fmt.Errorf("--theme %q: use dark, light or auto", opts.theme)}
+	if err := checkTheme(opts.theme); err != nil {
+		return err
 	}
 	// The log must not write over the screen: --debug logs to the file only.
 	g.debug = false
@@ -109,4 +109,11 @@ func noLinks(getenv func(string) string) bool {
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func checkTheme(theme string) error {
+	if theme != "auto" && theme != "dark" && theme != "light" {
+		return usageError{fmt.Errorf("--theme %q: use dark, light or auto", theme)}
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"charm.land/lipgloss/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -40,6 +41,9 @@ type ioStreams struct {
 	Getenv   func(string) string
 	ErrWidth func() int // the widths of the terminals, 80 when unknown
 	OutWidth func() int
+	// DarkBackground asks the terminal whether its background is dark
+	// (true when it cannot be asked).
+	DarkBackground func() bool
 }
 
 func newIO() *ioStreams {
@@ -50,6 +54,12 @@ func newIO() *ioStreams {
 		Getenv:   os.Getenv,
 		ErrWidth: func() int { return termWidth(os.Stderr) },
 		OutWidth: func() int { return termWidth(os.Stdout) },
+		DarkBackground: func() bool {
+			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+				return true
+			}
+			return lipgloss.HasDarkBackground(os.Stdin, os.Stdout)
+		},
 	}
 }
 
