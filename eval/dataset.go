@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,8 +41,16 @@ type Question struct {
 	Unknown []string `json:"-"` // fields of the line the format does not have
 }
 
-// fields are the names a question line may use.
-var fields = map[string]bool{"id": true, "question": true, "gold": true, "answer_keywords": true, "kind": true, "answerable": true}
+// fields are the names a question line may use: Question's JSON names.
+var fields = func() map[string]bool {
+	m := map[string]bool{}
+	for f := range reflect.TypeFor[Question]().Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // IsAnswerable reports whether the documents are meant to answer q.
 func (q Question) IsAnswerable() bool { return q.Answerable == nil || *q.Answerable }

@@ -56,8 +56,10 @@ func TestUnknownFieldsAreNamed(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("UnknownFields:\n got %q\nwant %q", got, want)
 	}
-	if got := UnknownFields(qs[:0], "set.jsonl"); got != nil {
-		t.Errorf("no questions, notes %q", got)
+	full := `{"id":"a","question":"q","gold":[{"path":"a.md","section":"S","lines":[1,2]}],"answer_keywords":["k"],"kind":"lookup","answerable":true}`
+	qs, err = Read(strings.NewReader(full), "set.jsonl")
+	if err != nil || UnknownFields(qs, "set.jsonl") != nil {
+		t.Errorf("every field of the format: %v, notes %q", err, UnknownFields(qs, "set.jsonl"))
 	}
 }
 
