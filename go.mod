@@ -1,4 +1,4 @@
-module lore
+module github.com/lore-cli/lore
 
 go 1.26.0
 

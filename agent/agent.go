@@ -15,7 +15,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // Mode is offline (documents only; the Ollama host is the only peer) or

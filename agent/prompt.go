@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"lore/internal/excerpt"
-	"lore/internal/mdcode"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/mdcode"
 )
 
 // Route is where an answer comes from.

@@ -24,13 +24,13 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/agent"
-	"lore/config"
-	"lore/index"
-	"lore/internal/ollama"
-	"lore/rerank"
-	"lore/session"
-	"lore/websearch"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/rerank"
+	"github.com/lore-cli/lore/session"
+	"github.com/lore-cli/lore/websearch"
 )
 
 // Options open an Engine.

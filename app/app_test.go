@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"lore/agent"
-	"lore/config"
-	"lore/index"
-	"lore/internal/ollama"
-	"lore/internal/ollamatest"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/session"
 )
 
 // testConfig is a user's configuration with every folder under a temp dir.

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"lore/agent"
-	"lore/index"
-	"lore/internal/excerpt"
-	"lore/internal/ollama"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/session"
 )
 
 // AskRequest is one question for Ask.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"lore/index"
+	"github.com/lore-cli/lore/index"
 )
 
 // BuildRequest is one `lore index` run.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"lore/agent"
-	"lore/index"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // genFile is a file of the current generation of cfg's index.

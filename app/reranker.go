@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"lore/config"
-	"lore/internal/excerpt"
-	"lore/rerank"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/rerank"
 )
 
 // ModelHint says how to get a reranker model.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"lore/agent"
-	"lore/internal/ollamatest"
-	"lore/internal/testmodels"
-	"lore/rerank"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/testmodels"
+	"github.com/lore-cli/lore/rerank"
 )
 
 // brokenReranker loads but fails on every pair, like a model whose graph

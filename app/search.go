@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"lore/agent"
-	"lore/index"
-	"lore/internal/excerpt"
-	"lore/internal/ollama"
-	"lore/websearch"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/websearch"
 )
 
 // SearchResult is what Search found: the passages in ranked order.

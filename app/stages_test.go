@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"lore/agent"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // lore eval's ablations switch stages of the one search path off: each

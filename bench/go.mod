@@ -1,8 +1,6 @@
-module lore/bench
+module github.com/lore-cli/lore/bench
 
 go 1.26.0
-
-replace lore => ../
 
 require (
 	github.com/blevesearch/bleve/v2 v2.6.3
@@ -12,7 +10,7 @@ require (
 	github.com/coder/hnsw v0.6.1
 	github.com/philippgille/chromem-go v0.7.0
 	github.com/viterin/vek v0.4.2
-	lore v0.0.0
+	github.com/lore-cli/lore v0.0.0
 )
 
 require (
@@ -64,3 +62,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.61.1 // indirect
 )
+
+replace github.com/lore-cli/lore => ../

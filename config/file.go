@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/atomicfile"
 )
 
 // SetInFile sets key to value in the YAML config file at path, the way a

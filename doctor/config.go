@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"strings"
 
-	"lore/config"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // ConfigSummary is where each setting came from, for --json and --verbose.

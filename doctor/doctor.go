@@ -16,11 +16,11 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/app"
-	"lore/config"
-	"lore/index"
-	"lore/internal/ollama"
-	"lore/websearch"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/websearch"
 )
 
 // Status is a check's outcome. Only Fail makes lore doctor exit 1.

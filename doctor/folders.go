@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"lore/config"
+	"github.com/lore-cli/lore/config"
 )
 
 // checkFolders checks that lore can write where it keeps its data

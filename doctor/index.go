@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"lore/config"
-	"lore/index"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // checkIndex opens the index and reports what it holds, SQLite's

@@ -8,9 +8,9 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/config"
-	"lore/internal/excerpt"
-	"lore/internal/ollama"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/ollama"
 )
 
 // checkOllama asks the Ollama host for its version, then for the chat

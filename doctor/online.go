@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"lore/config"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // testQuery is what lore doctor --online searches the web for.

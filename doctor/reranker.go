@@ -5,9 +5,9 @@ import (
 	"errors"
 	"strings"
 
-	"lore/app"
-	"lore/internal/excerpt"
-	"lore/rerank"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/rerank"
 )
 
 // checkReranker reports the backend that runs, ONNX Runtime's library and

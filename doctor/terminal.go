@@ -1,7 +1,7 @@
 package doctor
 
 import (
-	"lore/internal/termcap"
+	"github.com/lore-cli/lore/internal/termcap"
 )
 
 // checkTerminal reports what the chat can do on this terminal. Nothing

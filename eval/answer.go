@@ -17,8 +17,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"lore/agent"
-	"lore/internal/mdcode"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/mdcode"
 )
 
 // Metric names, as they appear in tables and JSON. Every score is in [0, 1].

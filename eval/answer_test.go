@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"lore/agent"
+	"github.com/lore-cli/lore/agent"
 )
 
 func answerable(kw ...string) Question {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"lore/rerank"
+	"github.com/lore-cli/lore/rerank"
 )
 
 // set builds samples from answerable and unanswerable scores.

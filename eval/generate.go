@@ -10,7 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/agent"
+	"github.com/lore-cli/lore/agent"
 )
 
 //go:embed prompts/generate.txt

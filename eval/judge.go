@@ -11,8 +11,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/agent"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // The judge's prompts live in files so that they can be read, diffed and

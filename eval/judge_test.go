@@ -11,8 +11,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/agent"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // fakeChat answers each request with the next reply and records it.

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"lore/internal/mdcode"
+	"github.com/lore-cli/lore/internal/mdcode"
 )
 
 // A refusal says that the documents (or the one answering) lack the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"lore/agent"
+	"github.com/lore-cli/lore/agent"
 )
 
 // Setup is one configuration a question set runs under: the whole
@@ -21,7 +21,7 @@ type Setup struct {
 // Ablations are the setups --compare puts side by side, the whole pipeline
 // first.
 var Ablations = []Setup{
-	{Name: "lore"},
+	{Name: "github.com/lore-cli/lore"},
 	{Name: "no-rerank", NoRerank: true},
 	{Name: "lexical-only", NoVector: true},
 	{Name: "vector-only", NoLexical: true},

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 // constEmbedder is the fixed-cost embedder of the throughput benchmarks: it

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/ollamatest"
 	"os"
 	"path/filepath"
 	"strings"

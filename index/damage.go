@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"lore/internal/sqlitex"
+	"github.com/lore-cli/lore/internal/sqlitex"
 	"os"
 	"path/filepath"
 	"strconv"

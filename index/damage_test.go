@@ -3,7 +3,7 @@ package index
 import (
 	"context"
 	"errors"
-	"lore/internal/dbtest"
+	"github.com/lore-cli/lore/internal/dbtest"
 	"os"
 	"path/filepath"
 	"slices"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/ollama"
 )
 
 // Embedder turns text into vectors. The index needs documents embedded;

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"lore/internal/ollama"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 func embedderFor(t testing.TB, srvURL, model string) *OllamaEmbedder {

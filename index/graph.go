@@ -11,8 +11,8 @@ import (
 
 	"github.com/viterin/vek/vek32"
 
-	"lore/index/hnsw"
-	"lore/internal/atomicfile"
+	"github.com/lore-cli/lore/index/hnsw"
+	"github.com/lore-cli/lore/internal/atomicfile"
 )
 
 // Vectors are normalised when stored, so cosine distance is 1 - dot product,

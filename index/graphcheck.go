@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"lore/index/hnsw"
+	"github.com/lore-cli/lore/index/hnsw"
 )
 
 // GraphStatus is the state of an index's vector graph file. Searches never

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // TestKillHelper is the child process of TestKillAtRandomMoments: it builds

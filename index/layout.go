@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/atomicfile"
 )
 
 // An index directory holds generations: CURRENT names the one readers use;

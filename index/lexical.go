@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"lore/index/bm25"
+	"github.com/lore-cli/lore/index/bm25"
 )
 
 // Hit is a chunk found by a search.

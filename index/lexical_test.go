@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"lore/index/bm25"
+	"github.com/lore-cli/lore/index/bm25"
 )
 
 // TestKeywordIndexThroughRefreshes edits, adds and deletes files over many

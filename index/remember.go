@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/atomicfile"
 )
 
 // sourcesFile keeps, beside the generations, what a rebuild needs to start

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 var searchCorpus = map[string]string{

@@ -12,7 +12,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
-	"lore/index/bm25"
+	"github.com/lore-cli/lore/index/bm25"
 )
 
 // schemaVersion changes when the tables change. `lore index` upgrades an

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 // FuzzModelDir feeds model folders with hostile tokenizer.json,

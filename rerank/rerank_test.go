@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 func copyModel(t *testing.T, dst string) {

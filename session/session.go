@@ -12,7 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"lore/internal/sqlitex"
+	"github.com/lore-cli/lore/internal/sqlitex"
 	"time"
 	"unicode/utf8"
 

@@ -13,10 +13,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // Scrolled up while an answer streams, the user is not dragged down: a

@@ -12,12 +12,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/index"
-	"lore/internal/benchdata"
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // BenchmarkChat measures what a user waits for in the chat (run with

@@ -9,9 +9,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"lore/app"
-	"lore/index"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // A build started from the chat (/add PATH): progress in the status bar,

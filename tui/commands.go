@@ -10,9 +10,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"lore/agent"
-	"lore/internal/clipboard"
-	"lore/internal/editor"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/clipboard"
+	"github.com/lore-cli/lore/internal/editor"
 )
 
 // commands are the chat's /commands with their one-line help, in the

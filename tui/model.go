@@ -18,13 +18,13 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/index"
-	"lore/internal/clipboard"
-	"lore/internal/excerpt"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/clipboard"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/session"
 )
 
 // Engine is what the chat needs of app.Engine.

@@ -15,12 +15,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/index"
-	"lore/internal/ollama"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/session"
 )
 
 // clock is a test's time: it moves only when the test says.

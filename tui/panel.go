@@ -7,9 +7,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lore/agent"
-	"lore/internal/excerpt"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/session"
 )
 
 // panel lists every passage retrieved for a turn, with its scores and

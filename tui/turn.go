@@ -12,9 +12,9 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lore/agent"
-	"lore/internal/excerpt"
-	"lore/tui/mdstream"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/tui/mdstream"
 )
 
 // turnState is where a turn is in its life.

@@ -11,10 +11,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"lore/agent"
-	"lore/app"
-	"lore/internal/excerpt"
-	"lore/session"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/session"
 )
 
 // finishTurn takes what the final event says as the truth about the turn.

@@ -10,10 +10,10 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"lore/agent"
-	"lore/app"
-	"lore/internal/excerpt"
-	"lore/internal/ollama"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/ollama"
 )
 
 // layout sizes the input for what is typed and the terminal's width.

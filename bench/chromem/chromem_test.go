@@ -13,8 +13,8 @@ import (
 
 	chromem "github.com/philippgille/chromem-go"
 
-	"lore/index"
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 // recorder embeds with the benchmark space and keeps every vector, so that

@@ -19,7 +19,7 @@ import (
 
 	"github.com/viterin/vek/vek32"
 
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 // ann is what the benchmark needs of an index: inserts and a k-nearest

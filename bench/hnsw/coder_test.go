@@ -10,7 +10,7 @@ import (
 
 	coder "github.com/coder/hnsw"
 
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 // coderGraph adapts github.com/coder/hnsw. Its Add, Search and Delete are

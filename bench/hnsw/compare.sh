@@ -21,7 +21,7 @@ for v in "$@"; do
   cp "$here"/*.go "$tmp/m/hnsw/"
   (
     cd "$tmp/m"
-    go mod edit -replace "lore=$root"
+    go mod edit -replace "github.com/lore-cli/lore=$root"
     go get "github.com/coder/hnsw@$v"
     echo "== github.com/coder/hnsw $(go list -m -f '{{.Version}}' github.com/coder/hnsw) (asked for $v)"
     # shellcheck disable=SC2086

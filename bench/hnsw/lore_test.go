@@ -1,9 +1,9 @@
 package hnsw
 
-import "lore/index/hnsw"
+import "github.com/lore-cli/lore/index/hnsw"
 
 func init() {
-	libraries = append([]library{{"lore", newLore}}, libraries...)
+	libraries = append([]library{{"github.com/lore-cli/lore", newLore}}, libraries...)
 }
 
 type loreGraph struct{ g *hnsw.Graph }

@@ -28,7 +28,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"lore/index/bm25"
+	"github.com/lore-cli/lore/index/bm25"
 	"math"
 	"os"
 	"path/filepath"
@@ -392,8 +392,8 @@ type qterm struct {
 
 // Query term handling.
 const (
-	stopLore = "lore" // queryTerms: lore's stopword list, one-letter words dropped
-	stopNone = "none" // every word of the question (one-letter words dropped)
+	stopLore = "github.com/lore-cli/lore" // queryTerms: lore's stopword list, one-letter words dropped
+	stopNone = "none"                     // every word of the question (one-letter words dropped)
 )
 
 // query turns a question into terms. Stemmed duplicates are merged into

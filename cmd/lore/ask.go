@@ -14,11 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/internal/excerpt"
-	"lore/tui/mdstream"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/tui/mdstream"
 )
 
 // Exit codes of lore ask, beyond the common ones.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"unicode"
 
-	"lore/config"
-	"lore/eval"
-	"lore/index"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/eval"
+	"github.com/lore-cli/lore/index"
 )
 
 // The baseline that `lore search --eval` prints beside lore's own scores:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"lore/index"
+	"github.com/lore-cli/lore/index"
 )
 
 func TestBaselineWindows(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"lore/app"
-	"lore/internal/termcap"
-	"lore/tui"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/internal/termcap"
+	"github.com/lore-cli/lore/tui"
 )
 
 type chatOptions struct {

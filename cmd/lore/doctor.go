@@ -9,12 +9,12 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/spf13/cobra"
 
-	"lore/app"
-	"lore/config"
-	"lore/doctor"
-	"lore/internal/clipboard"
-	"lore/internal/ollama"
-	"lore/websearch"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/doctor"
+	"github.com/lore-cli/lore/internal/clipboard"
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/websearch"
 )
 
 type doctorOptions struct {

@@ -15,13 +15,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/agent"
-	"lore/app"
-	"lore/config"
-	"lore/eval"
-	"lore/index"
-	"lore/internal/atomicfile"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/eval"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // exitBelowMinScore is lore eval's exit code when the global score is
@@ -154,7 +154,7 @@ func (o *evalOptions) setups() []eval.Setup {
 	if o.compare {
 		return eval.Ablations
 	}
-	s := eval.Setup{Name: "lore", NoVector: o.lexicalOnly, NoLexical: o.vectorOnly, NoRerank: o.noRerank}
+	s := eval.Setup{Name: "github.com/lore-cli/lore", NoVector: o.lexicalOnly, NoLexical: o.vectorOnly, NoRerank: o.noRerank}
 	var parts []string
 	for _, p := range []struct {
 		on   bool

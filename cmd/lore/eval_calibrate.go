@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"lore/config"
-	"lore/eval"
-	"lore/internal/atomicfile"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/eval"
+	"github.com/lore-cli/lore/internal/atomicfile"
 )
 
 // writeCalibration turns the run's best rerank scores into a recommended

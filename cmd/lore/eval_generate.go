@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/app"
-	"lore/config"
-	"lore/eval"
-	"lore/internal/atomicfile"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/eval"
+	"github.com/lore-cli/lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 type evalGenerateOptions struct {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"lore/eval"
-	"lore/internal/ollamatest"
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/eval"
+	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 const evalSet = `{"id":"timeout","question":"how do I cancel a context after a timeout","kind":"howto","gold":[{"path":"context.md","lines":[5,5]}],"answer_keywords":["WithTimeout","cancel"]}
@@ -343,7 +343,7 @@ func TestEvalInterruptedPrintsWhatFinished(t *testing.T) {
 	if !strings.Contains(errs, "nothing written: the run was interrupted") {
 		t.Fatalf("--calibrate --write interrupted: %s", errs)
 	}
-	if _, err := os.Stat(filepath.Join(e.vars["XDG_CONFIG_HOME"], "lore", "config.yaml")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(e.vars["XDG_CONFIG_HOME"], "github.com/lore-cli/lore", "config.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a config file was written: %v", err)
 	}
 }

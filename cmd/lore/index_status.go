@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/index"
-	"lore/internal/units"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {

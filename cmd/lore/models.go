@@ -12,10 +12,10 @@ import (
 	"github.com/knights-analytics/hugot"
 	"github.com/spf13/cobra"
 
-	"lore/app"
-	"lore/config"
-	"lore/internal/units"
-	"lore/rerank"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/units"
+	"github.com/lore-cli/lore/rerank"
 )
 
 func newModelsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"lore/internal/testmodels"
-	"lore/rerank"
+	"github.com/lore-cli/lore/internal/testmodels"
+	"github.com/lore-cli/lore/rerank"
 )
 
 // repoHub is a Hugging Face repository on disk, laid out as the

@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"lore/index"
-	"lore/internal/benchdata"
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 // BenchmarkRealOllama measures lore against a real Ollama server running
@@ -111,7 +111,7 @@ func benchAskTTFT(b *testing.B, host string, m benchModels) {
 		"retrieve", "rerank", "to-chat", "ollama-ttft", "to-stdout"} {
 		b.ReportMetric(benchdata.Millis(stages[k], 50), k+"-ms")
 	}
-	b.ReportMetric(benchdata.Millis(stages["lore-ttft"], 50)/benchdata.Millis(stages["direct-ttft"], 50), "lore/direct")
+	b.ReportMetric(benchdata.Millis(stages["lore-ttft"], 50)/benchdata.Millis(stages["direct-ttft"], 50), "github.com/lore-cli/lore/direct")
 }
 
 // withTinyReranker installs a random-weight cross-encoder of the tiny shape
@@ -422,7 +422,7 @@ func benchAskRSS(b *testing.B, host string, m benchModels, files int) {
 	}
 	m.embed = m.embed768
 	e := benchEnv(b, host, m)
-	dir := filepath.Join(e.home, "data", "lore", "indexes", "default")
+	dir := filepath.Join(e.home, "data", "github.com/lore-cli/lore", "indexes", "default")
 	build, dim := freeBuild(b, host, m.embed, src, dir)
 	withTinyReranker(b, e)
 	ix, err := index.Open(dir, "default")

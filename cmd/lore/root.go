@@ -18,9 +18,9 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"lore/config"
-	"lore/index"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // Exit codes. Scripts depend on them; keep them stable.
@@ -164,7 +164,7 @@ func isCobraUsage(err error) bool {
 func newRootCmd(streams *ioStreams) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
-		Use:   "lore",
+		Use:   "github.com/lore-cli/lore",
 		Short: "Ask questions of your own documents, offline",
 		Long: `lore indexes folders of documents (markdown, text, HTML, code, PDF) and finds
 the passages that answer your questions, with a local Ollama model.`,

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/app"
-	"lore/config"
-	"lore/internal/excerpt"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 type searchOptions struct {

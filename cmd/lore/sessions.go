@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"lore/session"
+	"github.com/lore-cli/lore/session"
 )
 
 func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // TestMain lets the test binary stand in for the lore binary: with

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 const fuzzDim = 4

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"lore/internal/benchdata"
+	"github.com/lore-cli/lore/internal/benchdata"
 )
 
 func exactTop(q []float32, vecs map[int64][]float32, k int) []int64 {

@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"os"
 
-	"lore/internal/testmodels"
+	"github.com/lore-cli/lore/internal/testmodels"
 )
 
 func main() {
