@@ -9,6 +9,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -97,9 +98,9 @@ func (m *Model) panelView(width, height int) string {
 		case n > 0:
 			mark = "○ "
 		}
-		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, excerpt.Safe(it.Path), it.Start, it.End)
+		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, termsafe.Line(it.Path), it.Start, it.End)
 		if it.Heading != "" {
-			label += " > " + excerpt.Safe(it.Heading)
+			label += " > " + termsafe.Line(it.Heading)
 		}
 		row := []string{ansi.Truncate(label, inner, "…"), "     " + ansi.Truncate(scoreLine(it), inner-5, "…")}
 		if i == p.cursor {

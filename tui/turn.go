@@ -14,6 +14,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/tui/mdstream"
 )
 
@@ -206,7 +207,7 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 	if s.Cited {
 		mark, style = "● ", st.cited
 	}
-	label, link, kind := excerpt.Safe(s.Label()), sourceLink(s), ""
+	label, link, kind := termsafe.Line(s.Label()), sourceLink(s), ""
 	if s.URL != "" {
 		style, kind = st.web, "web "
 	}

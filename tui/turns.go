@@ -14,6 +14,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -126,9 +127,9 @@ func (m *Model) addSearch(msg searchMsg) {
 	}
 	t := &turn{state: turnInfo}
 	for i, p := range msg.res.Passages {
-		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, excerpt.Safe(p.Path), p.Start, p.End)
+		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, termsafe.Line(p.Path), p.Start, p.End)
 		if p.Heading != "" {
-			b.WriteString(" > " + excerpt.Safe(p.Heading))
+			b.WriteString(" > " + termsafe.Line(p.Heading))
 		}
 		b.WriteString("\n    " + scoreLine(p))
 		t.sources = append(t.sources, passageSource(i+1, p))

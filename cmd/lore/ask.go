@@ -18,6 +18,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/tui/mdstream"
 )
 
@@ -128,6 +129,8 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	var final agent.Event
 	var streamed, saved bool
 	plain := !opts.json && !streams.OutTTY
+	// A sequence may be split across tokens: one filter for the stream.
+	tokens := termsafe.NewWriter(streams.Out)
 	for e := range events {
 		switch e := e.(type) {
 		case agent.Notice:
@@ -140,7 +143,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 			}
 		case agent.Token:
 			if plain {
-				io.WriteString(streams.Out, e.Text)
+				tokens.WriteString(e.Text)
 				streamed = true
 			}
 		case agent.Saved:
@@ -149,6 +152,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 			final = e
 		}
 	}
+	tokens.Close()
 	res, code, runErr := outcome(final)
 	switch {
 	case opts.json:
@@ -274,10 +278,11 @@ func readContextFile(spec string) (string, error) {
 }
 
 // printAnswer prints the answer (rendered as markdown on a terminal; plain
-// text otherwise, where it already streamed) and then the sources.
+// text otherwise, where it already streamed) and then the sources, all
+// without the model's or the files' escape sequences.
 func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string) {
 	w := streams.Out
-	answer := r.Answer
+	answer := termsafe.Text(r.Answer)
 	switch {
 	case streams.OutTTY && answer != "":
 		if out, err := renderMarkdown(answer, streams.ErrWidth(), answerStyle(streams, theme)); err == nil {
@@ -305,7 +310,7 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string
 		if s.Cited {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, excerpt.Safe(s.Label()))
+		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, termsafe.Line(s.Label()))
 		if r.Route == agent.RouteSourcesOnly {
 			for _, l := range excerpt.Lines(s.Text, 4, 100) {
 				fmt.Fprintf(w, "      %s\n", l)
@@ -400,7 +405,7 @@ func newStatus(streams *ioStreams, on bool) *status { return &status{w: streams.
 // when progress lines are off.
 func (s *status) note(msg string) {
 	slog.Info(msg)
-	fmt.Fprintf(s.w, "note: %s\n", msg)
+	fmt.Fprintf(s.w, "note: %s\n", termsafe.Text(msg))
 }
 
 func (s *status) done(name string, d time.Duration) {

@@ -22,6 +22,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/atomicfile"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // exitBelowMinScore is lore eval's exit code when the global score is
@@ -182,7 +183,7 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	defer eng.Close()
 	note := func(msg string) {
 		slog.Info(msg)
-		fmt.Fprintf(streams.Err, "note: %s\n", msg)
+		fmt.Fprintf(streams.Err, "note: %s\n", termsafe.Text(msg))
 	}
 	for _, msg := range eval.UnknownFields(qs, opts.file) {
 		note(msg)
@@ -257,7 +258,7 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	for _, o := range rep.Main().Questions {
 		if o.JudgeErr != "" {
 			if judgeFailed++; firstJudgeErr == "" {
-				firstJudgeErr = o.ID + ": " + excerpt.FirstLine(o.JudgeErr)
+				firstJudgeErr = termsafe.Line(o.ID) + ": " + excerpt.FirstLine(o.JudgeErr)
 			}
 		}
 	}
@@ -267,7 +268,7 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	if main := rep.Main(); main.Overall.Errors > 0 {
 		for _, o := range main.Questions {
 			if o.Err != "" {
-				fmt.Fprintf(streams.Err, "lore: %d of %d questions failed; the first, %s: %s\n", main.Overall.Errors, main.Overall.N, o.ID, excerpt.FirstLine(o.Err))
+				fmt.Fprintf(streams.Err, "lore: %d of %d questions failed; the first, %s: %s\n", main.Overall.Errors, main.Overall.N, termsafe.Line(o.ID), excerpt.FirstLine(o.Err))
 				break
 			}
 		}
@@ -312,20 +313,24 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 	if opts.json {
 		return json.NewEncoder(streams.Out).Encode(evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
 	}
+	// Question ids, questions, kinds and notes come from the question
+	// file and the model; the report has no styles of its own.
+	out := termsafe.NewWriter(streams.Out)
+	defer out.Close()
 	if opts.verbose {
-		if err := rep.WriteVerbose(streams.Out); err != nil {
+		if err := rep.WriteVerbose(out); err != nil {
 			return err
 		}
 	}
 	// Piped, rows stay whole for scripts; on a terminal, they fit it.
 	width := streams.width(0)
-	if err := rep.WriteText(streams.Out, width); err != nil {
+	if err := rep.WriteText(out, width); err != nil {
 		return err
 	}
 	if base == nil {
 		return nil
 	}
-	_, err = fmt.Fprintln(streams.Out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
+	_, err = fmt.Fprintln(out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
 		baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR]), width, "  "))
 	return err
 }

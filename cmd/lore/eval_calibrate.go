@@ -9,6 +9,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/eval"
 	"github.com/lore-cli/lore/internal/atomicfile"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // writeCalibration turns the run's best rerank scores into a recommended
@@ -35,7 +36,10 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 			Problem    string `json:"problem,omitempty"`
 		}{c, c.ConfigLine(), errText(c.Problem)})
 	} else {
-		err = c.WriteText(streams.Out, streams.width(80))
+		out := termsafe.NewWriter(streams.Out) // notes name questions from the file
+		if err = c.WriteText(out, streams.width(80)); err == nil {
+			err = out.Close()
+		}
 	}
 	if err != nil {
 		return err

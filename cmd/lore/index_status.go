@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
 )
 
@@ -49,20 +50,22 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 }
 
 func printStatus(w io.Writer, s index.Status) {
-	fmt.Fprintf(w, "index      %s (%s)\n", s.Index, s.Path)
+	// Paths are file names: whatever bytes they hold, none reaches the
+	// terminal as a control.
+	fmt.Fprintf(w, "index      %s (%s)\n", s.Index, termsafe.Line(s.Path))
 	for i, src := range s.Sources {
 		label := ""
 		if i == 0 {
 			label = "sources"
 		}
-		fmt.Fprintf(w, "%-10s %s\n", label, src)
+		fmt.Fprintf(w, "%-10s %s\n", label, termsafe.Line(src))
 	}
 	if s.Damaged != "" {
 		fix := "rebuild it: lore index --rebuild"
 		if len(s.Sources) == 0 {
 			fix = "rebuild it naming its folders: lore index --rebuild PATH..."
 		}
-		fmt.Fprintf(w, "damaged    %s; %s\n", s.Damaged, fix)
+		fmt.Fprintf(w, "damaged    %s; %s\n", termsafe.Line(s.Damaged), fix)
 		return
 	}
 	fmt.Fprintf(w, "documents  %d\n", s.Documents)
@@ -79,7 +82,7 @@ func printStatus(w io.Writer, s index.Status) {
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped    %d files:\n", len(s.Skipped))
 		for _, f := range s.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Reason)
+			fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(f.Path), termsafe.Line(f.Reason))
 		}
 	}
 	if len(s.Changed) == 0 {
@@ -88,6 +91,6 @@ func printStatus(w io.Writer, s index.Status) {
 	}
 	fmt.Fprintf(w, "changed on disk since indexed (%d; run `lore index` to refresh):\n", len(s.Changed))
 	for _, c := range s.Changed {
-		fmt.Fprintf(w, "  %-8s %s\n", c.Change, c.Path)
+		fmt.Fprintf(w, "  %-8s %s\n", c.Change, termsafe.Line(c.Path))
 	}
 }

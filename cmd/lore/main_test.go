@@ -361,29 +361,6 @@ func TestBadInputExitsTwo(t *testing.T) {
 	}
 }
 
-// File names and headings with control characters are printed escaped: an
-// ESC cannot colour the terminal, a newline cannot split a result line
-// (issue 11, item 9).
-func TestControlCharactersInNames(t *testing.T) {
-	e := newEnv(t)
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"evil\x1b[31mred.md": "# Zebra \x1b[2J heading\n\nzebra crossing text\n",
-		"two\nlines.md":      "# Zebra too\n\nzebra crossing again\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Skip("this file system does not take such names")
-		}
-	}
-	if r := e.run(false, "index", "--embedder", "none", dir); r.code != 0 {
-		t.Fatalf("index: %d %s", r.code, r.stderr)
-	}
-	r := e.run(false, "search", "zebra crossing")
-	if r.code != 0 || strings.Contains(r.stdout, "\x1b") || !strings.Contains(r.stdout, `evil\x1b[31mred.md`) || !strings.Contains(r.stdout, `two\nlines.md`) {
-		t.Fatalf("search output:\n%q", r.stdout)
-	}
-}
-
 // A first build that fails because Ollama is down leaves nothing behind
 // that blocks the next choice, and says both ways on (issue 11, item 1).
 func TestFirstBuildWithoutOllama(t *testing.T) {

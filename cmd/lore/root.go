@@ -104,7 +104,7 @@ func Main(args []string, streams *ioStreams) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("panic", "panic", r, "stack", string(debug.Stack()))
-			fmt.Fprintf(streams.Err, "lore: internal error: %v (details in the log; please report it)\n", r)
+			fmt.Fprintf(streams.Err, "lore: internal error: %s (details in the log; please report it)\n", excerpt.FirstLine(fmt.Sprint(r)))
 			code = exitError
 		}
 	}()

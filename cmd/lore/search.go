@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 type searchOptions struct {
@@ -89,7 +90,7 @@ func runSearch(ctx context.Context, cfg config.Config, query string, opts *searc
 	notice := func(msg string) {
 		slog.Info(msg)
 		if !opts.json || streams.ErrTTY {
-			fmt.Fprintf(streams.Err, "note: %s\n", msg)
+			fmt.Fprintf(streams.Err, "note: %s\n", termsafe.Text(msg))
 		}
 	}
 	eng, err := app.Open(app.Options{Config: cfg, NoRerank: opts.noRerank, Dial: dialer()})
@@ -180,9 +181,9 @@ func printSearch(w io.Writer, res app.SearchResult, tty bool) {
 		if h.VectorRank > 0 {
 			ranks += fmt.Sprintf(" vector #%d", h.VectorRank)
 		}
-		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, excerpt.Safe(h.Path), h.Start, h.End, reset)
+		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, termsafe.Line(h.Path), h.Start, h.End, reset)
 		if h.Heading != "" {
-			fmt.Fprintf(w, " > %s", excerpt.Safe(h.Heading))
+			fmt.Fprintf(w, " > %s", termsafe.Line(h.Heading))
 		}
 		fmt.Fprintf(w, "\n    %s%s%s%s\n", dim, scores, ranks, reset)
 		for _, l := range excerpt.Lines(h.Text, 3, 100) {

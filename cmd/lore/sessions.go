@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -52,7 +53,7 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tUPDATED\tFIRST QUESTION")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.ID, s.Updated.Format(time.DateTime), s.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.ID, s.Updated.Format(time.DateTime), termsafe.Line(s.Title))
 			}
 			return tw.Flush()
 		},
@@ -75,14 +76,16 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(streams.Out).Encode(s)
 			}
+			// Questions, answers and labels were written by the user, the
+			// model and the files: shown without their escape sequences.
 			for _, t := range s.Turns {
-				fmt.Fprintf(streams.Out, "## %d. %s\n\n%s\n\n", t.N, t.Question, t.Answer)
+				fmt.Fprintf(streams.Out, "## %d. %s\n\n%s\n\n", t.N, termsafe.Line(t.Question), termsafe.Text(t.Answer))
 				for _, src := range t.Sources {
 					mark := " "
 					if src.Cited {
 						mark = "*"
 					}
-					fmt.Fprintf(streams.Out, "%s[%d] %s\n", mark, src.N, src.Label)
+					fmt.Fprintf(streams.Out, "%s[%d] %s\n", mark, src.N, termsafe.Line(src.Label))
 				}
 				fmt.Fprintln(streams.Out)
 			}

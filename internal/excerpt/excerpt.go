@@ -3,23 +3,25 @@
 package excerpt
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // Lines is the first n non-blank lines of text, tabs expanded, control
-// characters escaped, each cut to width terminal cells with an ellipsis.
+// characters and escape sequences removed (termsafe), each cut to width
+// terminal cells with an ellipsis.
 func Lines(text string, n, width int) []string {
 	var out []string
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range strings.Split(termsafe.Text(text), "\n") {
 		l = strings.TrimRight(strings.ReplaceAll(l, "\t", "    "), " ")
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		out = append(out, ansi.Truncate(Safe(l), max(width, 10), "…"))
+		out = append(out, ansi.Truncate(l, max(width, 10), "…"))
 		if len(out) == n {
 			break
 		}
@@ -27,51 +29,10 @@ func Lines(text string, n, width int) []string {
 	return out
 }
 
-// Safe makes text from outside (a file name, a heading, a web page title)
-// safe to print on a terminal: control characters, which could colour the
-// terminal or split a line, and bytes that are not UTF-8 are shown as
-// escapes (\x1b, \n).
-func Safe(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case isControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-func needsEscape(s string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if isControl(r) {
-			return true
-		}
-	}
-	return false
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
-
-// FirstLine is the first line of a message, for a one-line notice or error.
+// FirstLine is the first line of a message, for a one-line notice or
+// error, safe to print: a message may quote a server or a file.
 func FirstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s, _, _ = strings.Cut(strings.TrimSpace(termsafe.Text(s)), "\n")
 	return s
 }
 

@@ -17,17 +17,12 @@ func TestLines(t *testing.T) {
 	}
 }
 
-func TestSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain/path.md":          "plain/path.md",
-		"évian 日本.md":            "évian 日本.md",
-		"evil\x1b[31mred.md":     `evil\x1b[31mred.md`,
-		"two\nlines.md":          `two\nlines.md`,
-		"bell\a\x9b and del\x7f": `bell\x07\x9b and del\x7f`,
-	} {
-		if got := Safe(in); got != want {
-			t.Errorf("Safe(%q) = %q, want %q", in, got, want)
-		}
+func TestLinesAndFirstLineAreSafe(t *testing.T) {
+	if got := Lines("a\x1b]52;c;eA==\ab\r\n\x1b[2Jc", 2, 20); !slices.Equal(got, []string{"ab", "c"}) {
+		t.Errorf("Lines: %q", got)
+	}
+	if got := FirstLine("  server said \x1b]0;title\a\u009b1mno\nmore"); got != "server said no" {
+		t.Errorf("FirstLine: %q", got)
 	}
 }
 
