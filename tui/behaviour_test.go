@@ -17,6 +17,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/session"
 )
 
 // Scrolled up while an answer streams, the user is not dragged down: a
@@ -381,5 +382,54 @@ func TestSearchShowsItsNotice(t *testing.T) {
 		Notice: "reranking failed, results are in fused order: reranker model org/broken: boom"}}}})
 	if s := h.screen(); !strings.Contains(s, "note: reranking failed, results are in fused order") {
 		t.Fatalf("the notice is not shown:\n%s", s)
+	}
+}
+
+// An answer, a notice, a web title or URL and a resumed session carrying
+// escape sequences reach the screen without them, also when a sequence is
+// split across tokens (issue 23, item 2). lore's own styles and links stay.
+func TestEscapeSequencesNeverReachTheScreen(t *testing.T) {
+	h := newHarness(t, 100, 40, "dark")
+	seq := h.ask("how do I cancel a context?")
+	web := agent.Source{N: 1, URL: "https://evil.example/\x07\x1b]0;owned\x07", Title: "Docs\x1b]52;c;cHduZWQ=\x07 page"}
+	h.events(seq, agent.Notice{Text: "web search: \x1b[2Jserver said\x1b]0;owned\x07 no"},
+		agent.SourcesChosen{Route: agent.RouteWeb, Sources: []agent.Source{web}}, agent.StageStarted{Stage: agent.StageGenerate})
+	answer := "Use With\x1b]52;c;cHduZWQ=\x07Timeout\x1b]0;owned\x1b\\ to \x1b[2Jcancel\r [1].\u009b31m"
+	for _, tok := range splitTokens(answer) {
+		h.events(seq, agent.Token{Text: tok})
+	}
+	check := func(when string) {
+		t.Helper()
+		screen := h.m.render()
+		for _, bad := range []string{"\x1b]52", "\x1b]0;", "\r", "\u009b", "\x1b[2J", "owned", "cHduZWQ="} {
+			if strings.Contains(screen, bad) {
+				t.Errorf("%s: the screen holds %q:\n%q", when, bad, screen)
+			}
+		}
+		if strings.ContainsAny(ansi.Strip(screen), "\x07\x1b") { // lore's own links end with BEL
+			t.Errorf("%s: a control character outside lore's own sequences:\n%q", when, screen)
+		}
+	}
+	check("streaming")
+	if s := h.screen(); !strings.Contains(s, "Use WithTimeout to cancel [1].") || !strings.Contains(s, "server said no") {
+		t.Errorf("streaming:\n%s", s)
+	}
+	res := agent.Result{Question: "how do I cancel a context?", Route: agent.RouteWeb, Answer: answer, Sources: []agent.Source{web}}
+	res.Sources[0].Cited = true
+	h.events(seq, agent.Done{Result: res})
+	check("done")
+	if s := h.screen(); !strings.Contains(s, "Docs page") {
+		t.Errorf("done:\n%s", s)
+	}
+	if h.m.turns[len(h.m.turns)-1].answer != "Use WithTimeout to cancel [1]." {
+		t.Errorf("/copy would copy %q", h.m.turns[len(h.m.turns)-1].answer)
+	}
+
+	h.send(resumeMsg{id: "3f9a1c0e2b7d", se: session.Session{ID: "3f9a1c0e2b7d", Turns: []session.Turn{{N: 1,
+		Question: "saved\x1b]0;owned\x07 question", Answer: answer, Route: "docs",
+		Sources: []session.Source{{N: 1, Path: "evil\x1b[2J.md", Heading: "Head\x1b]0;owned\x07ing", Start: 1, End: 2, Cited: true}}}}}})
+	check("resumed")
+	if s := h.screen(); !strings.Contains(s, "saved question") || !strings.Contains(s, "evil.md:1-2 > Heading") {
+		t.Errorf("resumed:\n%s", s)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/clipboard"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -657,17 +658,17 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 		case agent.StageStarted:
 			t.stage, t.stageStarted = ev.Stage, m.now()
 		case agent.Notice:
-			t.notices = append(t.notices, ev.Text)
+			t.notices = append(t.notices, termsafe.Text(ev.Text))
 		case agent.SourcesChosen:
 			t.route, t.sources = ev.Route, ev.Sources
 			if ev.Notice != "" {
-				t.notices = append(t.notices, ev.Notice)
+				t.notices = append(t.notices, termsafe.Text(ev.Notice))
 			}
 		case agent.Token:
 			if t.firstToken.IsZero() {
 				t.firstToken = m.now()
 			}
-			t.answer += ev.Text
+			t.answer += t.safe.String(ev.Text)
 			t.tokens++
 		case agent.Saved:
 			m.sessionID = ev.SessionID

@@ -32,8 +32,9 @@ const (
 // turn is one exchange in the transcript.
 type turn struct {
 	question string
-	answer   string // the original markdown, what /copy copies
-	info     string // turnInfo: preformatted text
+	answer   string          // the markdown without escape sequences, what /copy copies
+	safe     termsafe.Filter // the answer streams through it: a sequence may span tokens
+	info     string          // turnInfo: preformatted text
 	state    turnState
 	err      string
 
@@ -91,7 +92,7 @@ func (t *turn) render(width int, st styles) []string {
 		add("")
 		return out
 	}
-	add(wrap(st.user.Render("❯ ")+st.question.Render(t.question), width))
+	add(wrap(st.user.Render("❯ ")+st.question.Render(termsafe.Text(t.question)), width))
 	for _, n := range t.notices {
 		add(wrap(st.notice.Render("note: "+n), width))
 	}
@@ -165,7 +166,7 @@ func (t *turn) linkCitations(out string) string {
 func sourceLink(s agent.Source) string {
 	switch {
 	case s.URL != "":
-		return s.URL
+		return termsafe.Line(s.URL) // inside an OSC 8: a BEL or ESC would end it early
 	case s.Root != "":
 		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.Root, s.Path))}).String()
 	}

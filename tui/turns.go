@@ -21,7 +21,7 @@ import (
 // finishTurn takes what the final event says as the truth about the turn.
 func (m *Model) finishTurn(t *turn, r agent.Result) {
 	if r.Answer != "" || t.answer == "" {
-		t.answer = r.Answer
+		t.answer = termsafe.Text(r.Answer)
 	}
 	if len(r.Sources) > 0 {
 		t.sources = r.Sources
@@ -182,7 +182,7 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	m.invalidate()
 	m.sessionID = msg.se.ID
 	for _, st := range msg.se.Turns {
-		t := &turn{question: st.Question, answer: st.Answer, state: turnDone, route: agent.Route(st.Route)}
+		t := &turn{question: st.Question, answer: termsafe.Text(st.Answer), state: turnDone, route: agent.Route(st.Route)}
 		for _, s := range st.Sources {
 			t.sources = append(t.sources, agent.Source{N: s.N, Root: s.Root, Path: s.Path, Start: s.Start, End: s.End,
 				Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
