@@ -8,6 +8,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // Styles colour a report on a terminal; Plain is for pipes, files and
@@ -54,6 +56,9 @@ func (r Report) WriteText(w io.Writer, width int, st Styles) error {
 	// wrap styles line by line: a style given several lines would pad
 	// them all to the widest.
 	wrap := func(s string, style lipgloss.Style) string {
+		// Details quote servers (a version, a model, an error) and paths:
+		// without their escapes, before the report's own styles go on.
+		s = termsafe.Line(s)
 		// Wrap can leave a breakpoint character one column over: Hardwrap
 		// keeps the promise of the width.
 		lines := strings.Split(ansi.Hardwrap(ansi.Wrap(s, textWidth, " /,"), textWidth, true), "\n")

@@ -179,3 +179,26 @@ func TestControlCharactersInNames(t *testing.T) {
 		t.Errorf("index status:\n%q", r.stdout)
 	}
 }
+
+// lore doctor quotes the server (its version) on its lines: without the
+// escapes a hostile server put there, on a terminal or not.
+func TestDoctorStripsEscapeSequences(t *testing.T) {
+	e := newEnv(t)
+	srv := ollamatest.New(t)
+	srv.Version = "0.17.4\x1b]52;c;cHduZWQ=\a\x1b]0;owned\a\r\u009b2J"
+	e.vars["OLLAMA_HOST"] = srv.URL
+	for _, tty := range []bool{false, true} {
+		r := e.run(tty, "doctor")
+		out := r.stdout
+		if tty {
+			out = ansi.Strip(out)
+			if strings.Contains(r.stdout, "\x1b]") {
+				t.Errorf("doctor on a terminal:\n%q", r.stdout)
+			}
+		}
+		checkNoHostile(t, "doctor", out)
+		if !strings.Contains(out, "version 0.17.4\n") {
+			t.Errorf("doctor (terminal %v):\n%s", tty, out)
+		}
+	}
+}
