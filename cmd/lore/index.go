@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 type indexOptions struct {
@@ -175,7 +176,7 @@ func (b *progressBar) notice(msg string) {
 		fmt.Fprint(b.w, "\r\x1b[2K")
 		b.drawn = false
 	}
-	fmt.Fprintf(b.w, "warning: %s\n", msg)
+	fmt.Fprintf(b.w, "warning: %s\n", termsafe.Text(msg)) // it may name a file
 }
 
 func (b *progressBar) finish() {

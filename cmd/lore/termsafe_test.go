@@ -172,8 +172,15 @@ func TestControlCharactersInNames(t *testing.T) {
 			}
 		}
 	}
+	// A warning that names a file (here: one that is not UTF-8).
+	os.WriteFile(filepath.Join(dir, "latin\x1b]0;owned\a.txt"), []byte("caf\xe9 zebra\n"), 0o644)
+	r := e.run(false, "index", "--embedder", "none", dir)
+	checkNoHostile(t, "index warnings", r.stderr)
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: latin.txt: invalid UTF-8") {
+		t.Errorf("index: exit %d\n%q", r.code, r.stderr)
+	}
 	os.WriteFile(filepath.Join(dir, "evil\x1b[31mred.md"), []byte("# changed\n"), 0o644)
-	r := e.run(false, "index", "status")
+	r = e.run(false, "index", "status")
 	checkNoHostile(t, "index status", r.stdout)
 	if !strings.Contains(r.stdout, "evilred.md") {
 		t.Errorf("index status:\n%q", r.stdout)
