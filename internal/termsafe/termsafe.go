@@ -18,6 +18,7 @@
 package termsafe
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -255,4 +256,35 @@ func (w *Writer) Close() error {
 	}
 	_, err := w.w.Write(w.buf)
 	return err
+}
+
+// JSON returns a writer of JSON text to w that escapes DEL and the C1
+// controls (U+0080–U+009F): encoding/json escapes C0 controls but writes
+// these raw, and some terminals obey an 8-bit CSI in UTF-8. The values
+// stay the same for any JSON reader. Each write must be whole JSON text
+// (json.Encoder writes a value in one call): a split character is not
+// rejoined.
+func JSON(w io.Writer) io.Writer { return jsonWriter{w} }
+
+type jsonWriter struct{ w io.Writer }
+
+func (j jsonWriter) Write(p []byte) (int, error) {
+	if !bytes.ContainsFunc(p, func(r rune) bool { return r == 0x7f || isC1(r) }) {
+		return j.w.Write(p)
+	}
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, len(p)+32)
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		if r == 0x7f || isC1(r) {
+			out = append(out, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
+		} else {
+			out = append(out, p[i:i+size]...)
+		}
+		i += size
+	}
+	if _, err := j.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -141,5 +142,20 @@ func BenchmarkText(b *testing.B) {
 				_ = Text(c.s)
 			}
 		})
+	}
+}
+
+func TestJSON(t *testing.T) {
+	v := map[string]string{"answer": "a\u009b2Jb\x7f\x1b]0;t\a é 日 \u00a0"}
+	var b bytes.Buffer
+	if err := json.NewEncoder(JSON(&b)).Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsFunc(b.Bytes(), func(r rune) bool { return !shown(r) }) {
+		t.Errorf("control characters in %q", b.String())
+	}
+	var back map[string]string
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["answer"] != v["answer"] {
+		t.Errorf("%v: %q, want %q", err, back["answer"], v["answer"])
 	}
 }
