@@ -151,7 +151,7 @@ type jsonReport struct {
 // name, status "ok"/"warn"/"fail"/"skip", detail, fix) and config (file,
 // found, keys with value and origin; a secret's value is "set" or "not set").
 func (r Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.JSON(w))
 	enc.SetIndent("", "  ")
 	checks := r.Checks
 	if checks == nil {

@@ -388,7 +388,7 @@ func writeAskJSON(w io.Writer, r agent.Result, sessionID string) error {
 		}
 		out.Sources = append(out.Sources, j)
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.JSON(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

@@ -311,7 +311,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		}
 	}
 	if opts.json {
-		return json.NewEncoder(streams.Out).Encode(evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
+		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
 	}
 	// Question ids, questions, kinds and notes come from the question
 	// file and the model; the report has no styles of its own.

@@ -30,7 +30,7 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 		return err
 	}
 	if opts.json {
-		err = json.NewEncoder(streams.Out).Encode(struct {
+		err = json.NewEncoder(termsafe.JSON(streams.Out)).Encode(struct {
 			eval.Calibration
 			ConfigLine string `json:"config_line,omitempty"`
 			Problem    string `json:"problem,omitempty"`

@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/eval"
 	"github.com/lore-cli/lore/internal/atomicfile"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 type evalGenerateOptions struct {
@@ -108,7 +109,7 @@ func runEvalGenerate(ctx context.Context, cfg config.Config, opts *evalGenerateO
 		fmt.Fprint(streams.Err, "\r\x1b[2K")
 	}
 	write := func(w io.Writer) error {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(termsafe.JSON(w))
 		enc.SetEscapeHTML(false)
 		for _, q := range drafts {
 			if err := enc.Encode(q); err != nil {

@@ -88,7 +88,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return err
 	}
 	if opts.json {
-		enc := json.NewEncoder(streams.Out)
+		enc := json.NewEncoder(termsafe.JSON(streams.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}

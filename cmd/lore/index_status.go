@@ -31,7 +31,7 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(streams.Out)
+				enc := json.NewEncoder(termsafe.JSON(streams.Out))
 				enc.SetIndent("", "  ")
 				if err := enc.Encode(st); err != nil {
 					return err

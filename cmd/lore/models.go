@@ -14,6 +14,7 @@ import (
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
 	"github.com/lore-cli/lore/rerank"
 )
@@ -55,7 +56,7 @@ $XDG_DATA_HOME/lore/models.`,
 				if ms == nil {
 					ms = []rerank.Installed{}
 				}
-				return json.NewEncoder(streams.Out).Encode(ms)
+				return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ms)
 			}
 			if len(ms) == 0 {
 				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, app.ModelHint)

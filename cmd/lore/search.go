@@ -155,7 +155,7 @@ func writeSearchJSON(w io.Writer, query, indexName string, res app.SearchResult)
 		out.Results = append(out.Results, searchResultJSON{Rank: i + 1, Source: h.Root, Path: h.Path, StartLine: h.Start, EndLine: h.End,
 			Heading: h.Heading, Text: h.Text, Score: h.Score, RerankScore: h.Rerank, LexicalRank: rankPtr(h.LexicalRank), VectorRank: rankPtr(h.VectorRank)})
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.JSON(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

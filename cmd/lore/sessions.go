@@ -48,7 +48,7 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				if ss == nil {
 					ss = []session.Session{}
 				}
-				return json.NewEncoder(streams.Out).Encode(ss)
+				return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ss)
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tUPDATED\tFIRST QUESTION")
@@ -74,7 +74,7 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(streams.Out).Encode(s)
+				return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(s)
 			}
 			// Questions, answers and labels were written by the user, the
 			// model and the files: shown without their escape sequences.

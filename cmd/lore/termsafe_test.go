@@ -65,11 +65,11 @@ func TestAskStripsEscapeSequences(t *testing.T) {
 	}
 
 	r = e.run(false, "ask", "--json", "--index", "go", question)
-	if strings.ContainsAny(r.stdout, "\x1b\a\r") {
+	if strings.ContainsAny(r.stdout, "\x1b\a\r\u009b") {
 		t.Errorf("--json holds raw control characters:\n%q", r.stdout)
 	}
 	out := askJSONOut(t, r.stdout)
-	if !strings.Contains(out.Answer, "\x1b]52;c;cHduZWQ=\a") {
+	if !strings.Contains(out.Answer, "\x1b]52;c;cHduZWQ=\a") || !strings.Contains(out.Answer, "\u009b31m") {
 		t.Errorf("--json is data and keeps the answer as the model wrote it: %q", out.Answer)
 	}
 
@@ -86,6 +86,9 @@ func TestAskStripsEscapeSequences(t *testing.T) {
 	var raw []struct{ Title string }
 	if r = e.run(false, "sessions", "list", "--json"); json.Unmarshal([]byte(r.stdout), &raw) != nil || len(raw) == 0 || raw[0].Title != question {
 		t.Errorf("sessions list --json: %q", r.stdout)
+	}
+	if r = e.run(false, "sessions", "show", "--json", out.Session); strings.ContainsAny(r.stdout, "\x1b\a\r\u009b") || !strings.Contains(r.stdout, `\u009b31m`) {
+		t.Errorf("sessions show --json holds raw control characters:\n%q", r.stdout)
 	}
 }
 
