@@ -429,6 +429,14 @@ func TestEscapeSequencesNeverReachTheScreen(t *testing.T) {
 		Question: "saved\x1b]0;owned\x07 question", Answer: answer, Route: "docs",
 		Sources: []session.Source{{N: 1, Path: "evil\x1b[2J.md", Heading: "Head\x1b]0;owned\x07ing", Start: 1, End: 2, Cited: true}}}}}})
 	check("resumed")
+	h.send(modelsMsg{names: []string{"llama3.2:3b", "evil\x1b]0;owned\x07:7b"}})
+	check("models")
+	if s := h.screen(); !strings.Contains(s, "evil:7b") {
+		t.Errorf("models:\n%s", s)
+	}
+	if title := sessionTitle(session.Session{ID: "3f9a1c0e2b7d", Title: "saved\x1b]0;owned\x07 question"}); strings.ContainsAny(title, "\x1b\x07") {
+		t.Errorf("session picker: %q", title)
+	}
 	if s := h.screen(); !strings.Contains(s, "saved question") || !strings.Contains(s, "evil.md:1-2 > Heading") {
 		t.Errorf("resumed:\n%s", s)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/internal/clipboard"
 	"github.com/lore-cli/lore/internal/editor"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // commands are the chat's /commands with their one-line help, in the
@@ -284,11 +285,11 @@ func (m *Model) copyAnswer(what string) tea.Cmd {
 // footnote is a source as a markdown link target.
 func footnote(s agent.Source) string {
 	if s.URL != "" {
-		return s.URL + ` "` + s.Title + `"`
+		return termsafe.Line(s.URL) + ` "` + termsafe.Line(s.Title) + `"`
 	}
 	l := fmt.Sprintf("%s:%d-%d", filepath.Join(s.Root, s.Path), s.Start, s.End)
 	if s.Heading != "" {
-		l += ` "` + s.Heading + `"`
+		l += ` "` + termsafe.Line(s.Heading) + `"`
 	}
 	return l
 }

@@ -227,7 +227,7 @@ func (m *Model) modelsLoaded(msg modelsMsg) (tea.Model, tea.Cmd) {
 		if n == m.model || strings.TrimSuffix(n, ":latest") == m.model {
 			mark = "● "
 		}
-		b.WriteString("\n" + mark + n)
+		b.WriteString("\n" + mark + termsafe.Line(n)) // names come from the server
 	}
 	if len(msg.names) == 0 {
 		b.WriteString("\n  none: `ollama pull llama3.2:3b`")
@@ -241,5 +241,5 @@ var errNotFinished = errors.New("the answer is still streaming")
 
 // sessionTitle is how the picker shows a session.
 func sessionTitle(s session.Session) string {
-	return fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.Format("2006-01-02 15:04"), s.Title)
+	return fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 }
