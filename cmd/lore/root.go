@@ -183,7 +183,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	showVersion := root.Flags().BoolP("version", "V", false, "print lore's version")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if *showVersion {
-			fmt.Fprintln(streams.Out, versionLine())
+			fmt.Fprintln(streams.Out, currentVersion().line())
 			return nil
 		}
 		// lore alone opens the chat on a terminal; elsewhere it explains.
