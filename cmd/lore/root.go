@@ -164,7 +164,7 @@ func isCobraUsage(err error) bool {
 func newRootCmd(streams *ioStreams) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
-		Use:   "github.com/lore-cli/lore",
+		Use:   "lore",
 		Short: "Ask questions of your own documents, offline",
 		Long: `lore indexes folders of documents (markdown, text, HTML, code, PDF) and finds
 the passages that answer your questions, with a local Ollama model.`,
