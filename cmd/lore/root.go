@@ -36,6 +36,7 @@ const (
 type ioStreams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	InTTY    bool // stdin is a terminal: lore may ask a question
 	OutTTY   bool
 	ErrTTY   bool
 	Getenv   func(string) string
@@ -49,6 +50,7 @@ type ioStreams struct {
 func newIO() *ioStreams {
 	return &ioStreams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTTY:    term.IsTerminal(int(os.Stdin.Fd())),
 		OutTTY:   term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY:   term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:   os.Getenv,
@@ -173,6 +175,7 @@ the passages that answer your questions, with a local Ollama model.`,
   lore index                        # refresh every folder indexed before
   lore index status                 # what the index holds, what changed on disk
   lore --index work index ~/work    # a second, separate index
+  lore index list                   # every index: chunks, size, embedder, built
   lore doctor                       # check the whole setup when something is off`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
