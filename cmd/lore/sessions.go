@@ -7,8 +7,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -92,7 +94,7 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	rm := &cobra.Command{
 		Use:   "rm ID",
-		Short: "Delete a conversation",
+		Short: "Delete a conversation, saying what it held",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := open(cmd)
@@ -100,9 +102,23 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			return st.Remove(cmd.Context(), args[0])
+			r, err := st.Remove(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "removed session %s (%s)\n", excerpt.Safe(r.ID), turnsAndTitle(r))
+			return nil
 		},
 	}
 	cmd.AddCommand(list, show, rm)
 	return cmd
+}
+
+// turnsAndTitle says what a removed session held: "12 turns, 'how do I…'".
+func turnsAndTitle(r session.Removed) string {
+	turns := fmt.Sprintf("%d turns", r.Turns)
+	if r.Turns == 1 {
+		turns = "1 turn"
+	}
+	return fmt.Sprintf("%s, '%s'", turns, ansi.Truncate(excerpt.Safe(r.Title), 40, "…"))
 }
