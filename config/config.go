@@ -359,11 +359,19 @@ func parseSize(s string) (int64, error) {
 
 var indexName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// CheckIndexName says what is wrong with an index name, nil if nothing.
+func CheckIndexName(name string) error {
+	if !indexName.MatchString(name) {
+		return fmt.Errorf("%q is not a valid name: use letters, digits, '.', '_' or '-' (at most 64)", name)
+	}
+	return nil
+}
+
 // Validate checks every setting and names the key of the first bad one.
 func (c Config) Validate() error {
 	switch {
-	case !indexName.MatchString(c.Index):
-		return fmt.Errorf("index: %q is not a valid name: use letters, digits, '.', '_' or '-' (at most 64)", c.Index)
+	case CheckIndexName(c.Index) != nil:
+		return fmt.Errorf("index: %w", CheckIndexName(c.Index))
 	case c.Embedder != "ollama" && c.Embedder != "none":
 		return fmt.Errorf("embedder: %q is not one of ollama, none", c.Embedder)
 	case c.Embedder == "ollama" && c.EmbedModel == "":
@@ -468,5 +476,8 @@ func joinHostPort(host, port string) string {
 // ModelsDir is where reranker models are installed.
 func (c Config) ModelsDir() string { return filepath.Join(c.DataDir, "models") }
 
+// IndexesDir holds one folder per index, named as the index.
+func (c Config) IndexesDir() string { return filepath.Join(c.DataDir, "indexes") }
+
 // IndexDir is where the named index lives.
-func (c Config) IndexDir() string { return filepath.Join(c.DataDir, "indexes", c.Index) }
+func (c Config) IndexDir() string { return filepath.Join(c.IndexesDir(), c.Index) }

@@ -199,12 +199,7 @@ func (ix *Index) status(ctx context.Context, s Status) (Status, error) {
 	s.Chunker, _ = ix.st.meta(ctx, "chunker")
 	d, _ := ix.st.meta(ctx, "dim")
 	s.Dimension, _ = strconv.Atoi(d)
-	if b, _ := ix.st.meta(ctx, "built_at"); b != "" {
-		if n, err := strconv.ParseInt(b, 10, 64); err == nil {
-			t := time.Unix(n, 0)
-			s.BuiltAt = &t
-		}
-	}
+	s.BuiltAt = ix.builtAt(ctx)
 	entries, _ := os.ReadDir(s.Path)
 	for _, e := range entries {
 		if fi, err := e.Info(); err == nil {

@@ -207,14 +207,30 @@ func (s *Store) List(ctx context.Context) ([]Session, error) {
 	return out, rows.Err()
 }
 
+// Removed is what Remove deleted, so that the user is told.
+type Removed struct {
+	ID    string
+	Title string // the first question, as List shows it
+	Turns int
+}
+
 // Remove deletes a session and its turns.
-func (s *Store) Remove(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+func (s *Store) Remove(ctx context.Context, id string) (Removed, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return Removed{}, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w %q: see `lore sessions list`", ErrNotFound, id)
+	defer tx.Rollback()
+	r := Removed{ID: id}
+	err = tx.QueryRowContext(ctx, `SELECT title, (SELECT count(*) FROM turns WHERE session_id = ?) FROM sessions WHERE id = ?`, id, id).Scan(&r.Title, &r.Turns)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Removed{}, fmt.Errorf("%w %q: see `lore sessions list`", ErrNotFound, id)
 	}
-	return nil
+	if err != nil {
+		return Removed{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id); err != nil {
+		return Removed{}, err
+	}
+	return r, tx.Commit()
 }

@@ -53,8 +53,8 @@ func FuzzStore(f *testing.F) {
 		if utf8.ValidString(question) && !utf8.ValidString(se.Title) {
 			t.Fatalf("title %q of a valid question is not valid UTF-8", se.Title)
 		}
-		if err := st.Remove(ctx, id); err != nil {
-			t.Fatalf("remove: %v", err)
+		if r, err := st.Remove(ctx, id); err != nil || r.ID != id || r.Turns != 1 || r.Title != se.Title {
+			t.Fatalf("remove: %+v %v", r, err)
 		}
 		if _, err := st.Get(ctx, id); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("get after remove: %v", err)

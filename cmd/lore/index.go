@@ -40,12 +40,17 @@ and .loreignore files are honoured. An interrupted run keeps what it finished.
 Every run first checks the index's pages (SQLite's quick_check of each table);
 lore index status runs the full check. A damaged index exits
 5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
-folders with the embedder it was built with.`,
+folders with the embedder it was built with.
+
+lore index list, lore index rm NAME and lore index status manage indexes; a
+folder with one of those names is indexed as ./list, ./rm or ./status.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
   lore index                             # refresh what was indexed before
   lore index --embedder none ./docs      # keyword search only: no Ollama needed
   lore index --rebuild                   # start over (after changing embed-model)
-  lore index --json ./docs | jq .chunks  # a summary for scripts`,
+  lore index --json ./docs | jq .chunks  # a summary for scripts
+  lore index list                        # every index: chunks, size, embedder, built
+  lore index rm scratch                  # remove an index (asks first)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
@@ -66,7 +71,7 @@ folders with the embedder it was built with.`,
 	f.String("max-file-size", "4MiB", "skip files larger than this")
 	f.Int("chunk-size", 1500, "chunk budget in bytes")
 	f.Int("chunk-overlap", 200, "bytes of prose repeated when a section is split")
-	cmd.AddCommand(newIndexStatusCmd(g, streams))
+	cmd.AddCommand(newIndexStatusCmd(g, streams), newIndexListCmd(g, streams), newIndexRmCmd(g, streams))
 	return cmd
 }
 

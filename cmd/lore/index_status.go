@@ -26,6 +26,7 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			noteFolderNamed(cmd, streams)
 			st, err := index.StatusOf(cmd.Context(), cfg.IndexDir(), cfg.Index)
 			if err != nil {
 				return err

@@ -55,7 +55,7 @@ func (e *env) runIn(stdin string, tty bool, args ...string) run {
 	var errb lockedBuffer
 	streams := &ioStreams{
 		In: strings.NewReader(stdin), Out: &out, Err: &errb,
-		OutTTY: tty, ErrTTY: tty,
+		InTTY: tty, OutTTY: tty, ErrTTY: tty,
 		Getenv:   func(k string) string { return e.vars[k] },
 		ErrWidth: func() int { return 100 },
 		OutWidth: func() int { return 100 },

@@ -36,6 +36,7 @@ const (
 type ioStreams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	InTTY    bool // stdin is a terminal: lore may ask a question
 	OutTTY   bool
 	ErrTTY   bool
 	Getenv   func(string) string
@@ -49,6 +50,7 @@ type ioStreams struct {
 func newIO() *ioStreams {
 	return &ioStreams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTTY:    term.IsTerminal(int(os.Stdin.Fd())),
 		OutTTY:   term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY:   term.IsTerminal(int(os.Stderr.Fd())),
 		Getenv:   os.Getenv,
@@ -164,7 +166,7 @@ func isCobraUsage(err error) bool {
 func newRootCmd(streams *ioStreams) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
-		Use:   "github.com/lore-cli/lore",
+		Use:   "lore",
 		Short: "Ask questions of your own documents, offline",
 		Long: `lore indexes folders of documents (markdown, text, HTML, code, PDF) and finds
 the passages that answer your questions, with a local Ollama model.`,
@@ -173,6 +175,7 @@ the passages that answer your questions, with a local Ollama model.`,
   lore index                        # refresh every folder indexed before
   lore index status                 # what the index holds, what changed on disk
   lore --index work index ~/work    # a second, separate index
+  lore index list                   # every index: chunks, size, embedder, built
   lore doctor                       # check the whole setup when something is off`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -183,7 +186,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	showVersion := root.Flags().BoolP("version", "V", false, "print lore's version")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if *showVersion {
-			fmt.Fprintln(streams.Out, versionLine())
+			fmt.Fprintln(streams.Out, currentVersion().line())
 			return nil
 		}
 		// lore alone opens the chat on a terminal; elsewhere it explains.

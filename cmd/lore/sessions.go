@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -95,7 +96,7 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	rm := &cobra.Command{
 		Use:   "rm ID",
-		Short: "Delete a conversation",
+		Short: "Delete a conversation, saying what it held",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := open(cmd)
@@ -103,9 +104,23 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			return st.Remove(cmd.Context(), args[0])
+			r, err := st.Remove(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "removed session %s (%s)\n", termsafe.Line(r.ID), turnsAndTitle(r))
+			return nil
 		},
 	}
 	cmd.AddCommand(list, show, rm)
 	return cmd
+}
+
+// turnsAndTitle says what a removed session held: "12 turns, 'how do I…'".
+func turnsAndTitle(r session.Removed) string {
+	turns := fmt.Sprintf("%d turns", r.Turns)
+	if r.Turns == 1 {
+		turns = "1 turn"
+	}
+	return fmt.Sprintf("%s, '%s'", turns, ansi.Truncate(termsafe.Line(r.Title), 40, "…"))
 }
