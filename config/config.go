@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -361,6 +362,14 @@ var indexName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Validate checks every setting and names the key of the first bad one.
 func (c Config) Validate() error {
+	// NaN passes every range check below (each comparison is false) and
+	// Inf passes the one-sided ones, so non-finite numbers are refused first.
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			return fmt.Errorf("%s: %g is not a finite number", v.Type().Field(i).Tag.Get("yaml"), f.Float())
+		}
+	}
 	switch {
 	case !indexName.MatchString(c.Index):
 		return fmt.Errorf("index: %q is not a valid name: use letters, digits, '.', '_' or '-' (at most 64)", c.Index)

@@ -118,6 +118,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"overlap", "", nil, Flags{"chunk-overlap": "1400"}, "chunk-overlap:"},
 		{"index name", "", nil, Flags{"index": "../etc"}, "index:"},
 		{"host", "", map[string]string{"LORE_OLLAMA_HOST": "ftp://x"}, nil, "ollama-host:"},
+		{"NaN in file", write("temperature: .nan\n"), nil, nil, "temperature:"},
+		{"NaN env", "", map[string]string{"LORE_RRF_K": "NaN"}, nil, "rrf-k:"},
+		{"Inf flag", "", nil, Flags{"rrf-k": "+Inf"}, "rrf-k:"},
+		{"Inf threshold", "", map[string]string{"LORE_WEB_FALLBACK_THRESHOLD": "-Inf"}, nil, "web-fallback-threshold:"},
+		{"NaN temperature flag", "", nil, Flags{"temperature": "nan"}, "temperature:"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {
