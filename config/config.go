@@ -244,8 +244,11 @@ func File(file string, env func(string) string) string {
 	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "github.com/lore-cli/lore", "config.yaml")
 }
 
+// xdgDir is the XDG base directory name, or HOME/fallback when it is unset
+// or relative: the XDG spec says a relative path is invalid and is to be
+// ignored (it would move lore's data with the working directory).
 func xdgDir(env func(string) string, name, fallback string) string {
-	if d := env(name); d != "" {
+	if d := env(name); d != "" && filepath.IsAbs(d) {
 		return d
 	}
 	home := env("HOME")

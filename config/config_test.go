@@ -90,6 +90,24 @@ func TestDefaultsAndXDG(t *testing.T) {
 	}
 }
 
+func TestRelativeXDGIsIgnored(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "XDG_DATA_HOME": "data", "XDG_STATE_HOME": "./state", "XDG_CONFIG_HOME": "cfg"}
+	c, err := Load("", envOf(env), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		c.DataDir:            filepath.Join(home, ".local/share") + "/",
+		c.StateDir:           filepath.Join(home, ".local/state") + "/",
+		File("", envOf(env)): filepath.Join(home, ".config") + "/",
+	} {
+		if !strings.HasPrefix(dir, want) {
+			t.Errorf("%s: want it under %s (a relative XDG directory is ignored)", dir, want)
+		}
+	}
+}
+
 func TestErrorsNameTheKey(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
