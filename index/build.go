@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lore-cli/lore/internal/units"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // chunkerVersion changes whenever chunking output changes for the same
@@ -322,11 +324,20 @@ func (b *builder) checkMeta(ctx context.Context) error {
 		return formatError(b.opt.Name, ver)
 	}
 	have, _ := b.st.meta(ctx, "embedder")
-	if have != want {
+	if !sameEmbedder(have, want) {
 		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
 			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
 	}
 	return b.st.setMeta(ctx, "chunker", b.sig)
+}
+
+// sameEmbedder tells whether two recorded embedders make the same vectors:
+// nomic-embed-text and nomic-embed-text:latest are one model to Ollama.
+func sameEmbedder(a, b string) bool {
+	if a == "none" || b == "none" || a == "" || b == "" {
+		return a == b
+	}
+	return ollama.FullName(a) == ollama.FullName(b)
 }
 
 func describeEmbedder(model string) string {

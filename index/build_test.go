@@ -241,6 +241,10 @@ func TestEmbedderMismatch(t *testing.T) {
 	writeFiles(t, src, corpus)
 	build(t, dir, testOptions(newFakeEmbedder("nomic-embed-text", 8), src))
 
+	// The same model, spelled with its implied tag, is no change.
+	if _, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("nomic-embed-text:latest", 8))); err != nil {
+		t.Fatalf("nomic-embed-text:latest is nomic-embed-text: %v", err)
+	}
 	_, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("all-minilm", 8)))
 	if err == nil || !strings.Contains(err.Error(), "nomic-embed-text") || !strings.Contains(err.Error(), "all-minilm") || !strings.Contains(err.Error(), "--rebuild") {
 		t.Fatalf("model change: %v", err)
