@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lore-cli/lore/internal/ollama"
@@ -542,6 +543,7 @@ const (
 	reasonTooLarge    = "too large"
 	reasonBinary      = "binary file"
 	reasonUnsupported = "unsupported file type"
+	reasonNotRegular  = "not a regular file"
 )
 
 // result is a job done by a worker.
@@ -660,11 +662,18 @@ func (b *builder) load(ctx context.Context, j job) result {
 }
 
 func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	// Non-blocking: a file replaced by a named pipe since the walk must not
+	// wait for a writer; what was opened is checked, not the path again.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New(notRegular(fi.Mode()))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
