@@ -36,6 +36,7 @@ type Message struct {
 // Passage is a retrieved chunk.
 type Passage struct {
 	Root, Path  string
+	Name        string // Path made unambiguous (NamePassages); "" when Path is
 	Start, End  int
 	Heading     string
 	Text        string
@@ -374,7 +375,7 @@ func Agreement(passages []Passage) bool {
 func docSources(passages []Passage, k int) []Source {
 	out := make([]Source, 0, min(k, len(passages)))
 	for _, p := range passages[:min(k, len(passages))] {
-		out = append(out, Source{N: len(out) + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
+		out = append(out, Source{N: len(out) + 1, Root: p.Root, Path: p.Path, Name: p.Name, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
 			Score: p.Score, Rerank: p.Rerank, LexicalRank: p.LexicalRank, VectorRank: p.VectorRank})
 	}
 	return out

@@ -29,6 +29,7 @@ type Source struct {
 	N       int
 	Root    string // document sources
 	Path    string
+	Name    string // Path made unambiguous (NameSources); "" when Path is
 	Start   int
 	End     int
 	Heading string
@@ -51,7 +52,7 @@ func (s Source) Label() string {
 		}
 		return s.URL
 	}
-	l := fmt.Sprintf("%s:%d-%d", s.Path, s.Start, s.End)
+	l := fmt.Sprintf("%s:%d-%d", s.Shown(), s.Start, s.End)
 	if s.Heading != "" {
 		l += " > " + s.Heading
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,6 +108,34 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	info, err := e.Index(ctx)
 	if err != nil || !info.Built || info.Chunks != 1 {
 		t.Fatalf("index info after rebuild: %+v %v", info, err)
+	}
+}
+
+// Two sources holding the same relative path are told apart wherever a
+// passage is named (lore index ~/a/docs ~/b/docs, both with README.md).
+func TestSameFileNameInTwoSourcesIsToldApart(t *testing.T) {
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	cfg.Embedder = "none"
+	home := t.TempDir()
+	a, b := filepath.Join(home, "a", "docs"), filepath.Join(home, "b", "docs")
+	writeDocs(t, a, map[string]string{"README.md": "# A\n\nThe widget spins.\n"})
+	writeDocs(t, b, map[string]string{"README.md": "# B\n\nThe widget hums.\n"})
+	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{a, b}, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Search(context.Background(), "widget", 5)
+	if err != nil || len(res.Passages) != 2 {
+		t.Fatalf("%v %+v", err, res.Passages)
+	}
+	shown := []string{res.Passages[0].Shown(), res.Passages[1].Shown()}
+	slices.Sort(shown)
+	if shown[0] != "a/docs/README.md" || shown[1] != "b/docs/README.md" {
+		t.Fatalf("shown as %q, want a/docs/README.md and b/docs/README.md", shown)
 	}
 }
 

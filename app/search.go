@@ -123,6 +123,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 		out.Passages[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,
 			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank}
 	}
+	agent.NamePassages(out.Passages)
 	return out, nil
 }
 

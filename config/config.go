@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -243,8 +244,11 @@ func File(file string, env func(string) string) string {
 	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "github.com/lore-cli/lore", "config.yaml")
 }
 
+// xdgDir is the XDG base directory name, or HOME/fallback when it is unset
+// or relative: the XDG spec says a relative path is invalid and is to be
+// ignored (it would move lore's data with the working directory).
 func xdgDir(env func(string) string, name, fallback string) string {
-	if d := env(name); d != "" {
+	if d := env(name); d != "" && filepath.IsAbs(d) {
 		return d
 	}
 	home := env("HOME")
@@ -369,6 +373,14 @@ func CheckIndexName(name string) error {
 
 // Validate checks every setting and names the key of the first bad one.
 func (c Config) Validate() error {
+	// NaN passes every range check below (each comparison is false) and
+	// Inf passes the one-sided ones, so non-finite numbers are refused first.
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			return fmt.Errorf("%s: %g is not a finite number", v.Type().Field(i).Tag.Get("yaml"), f.Float())
+		}
+	}
 	switch {
 	case CheckIndexName(c.Index) != nil:
 		return fmt.Errorf("index: %w", CheckIndexName(c.Index))

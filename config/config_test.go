@@ -90,6 +90,24 @@ func TestDefaultsAndXDG(t *testing.T) {
 	}
 }
 
+func TestRelativeXDGIsIgnored(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "XDG_DATA_HOME": "data", "XDG_STATE_HOME": "./state", "XDG_CONFIG_HOME": "cfg"}
+	c, err := Load("", envOf(env), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		c.DataDir:            filepath.Join(home, ".local/share") + "/",
+		c.StateDir:           filepath.Join(home, ".local/state") + "/",
+		File("", envOf(env)): filepath.Join(home, ".config") + "/",
+	} {
+		if !strings.HasPrefix(dir, want) {
+			t.Errorf("%s: want it under %s (a relative XDG directory is ignored)", dir, want)
+		}
+	}
+}
+
 func TestErrorsNameTheKey(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
@@ -118,6 +136,11 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"overlap", "", nil, Flags{"chunk-overlap": "1400"}, "chunk-overlap:"},
 		{"index name", "", nil, Flags{"index": "../etc"}, "index:"},
 		{"host", "", map[string]string{"LORE_OLLAMA_HOST": "ftp://x"}, nil, "ollama-host:"},
+		{"NaN in file", write("temperature: .nan\n"), nil, nil, "temperature:"},
+		{"NaN env", "", map[string]string{"LORE_RRF_K": "NaN"}, nil, "rrf-k:"},
+		{"Inf flag", "", nil, Flags{"rrf-k": "+Inf"}, "rrf-k:"},
+		{"Inf threshold", "", map[string]string{"LORE_WEB_FALLBACK_THRESHOLD": "-Inf"}, nil, "web-fallback-threshold:"},
+		{"NaN temperature flag", "", nil, Flags{"temperature": "nan"}, "temperature:"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {

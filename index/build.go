@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lore-cli/lore/internal/units"
 	"io"
 	"os"
 	"os/exec"
@@ -16,7 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // chunkerVersion changes whenever chunking output changes for the same
@@ -322,11 +325,20 @@ func (b *builder) checkMeta(ctx context.Context) error {
 		return formatError(b.opt.Name, ver)
 	}
 	have, _ := b.st.meta(ctx, "embedder")
-	if have != want {
+	if !sameEmbedder(have, want) {
 		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
 			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
 	}
 	return b.st.setMeta(ctx, "chunker", b.sig)
+}
+
+// sameEmbedder tells whether two recorded embedders make the same vectors:
+// nomic-embed-text and nomic-embed-text:latest are one model to Ollama.
+func sameEmbedder(a, b string) bool {
+	if a == "none" || b == "none" || a == "" || b == "" {
+		return a == b
+	}
+	return ollama.FullName(a) == ollama.FullName(b)
 }
 
 func describeEmbedder(model string) string {
@@ -531,6 +543,7 @@ const (
 	reasonTooLarge    = "too large"
 	reasonBinary      = "binary file"
 	reasonUnsupported = "unsupported file type"
+	reasonNotRegular  = "not a regular file"
 )
 
 // result is a job done by a worker.
@@ -649,11 +662,18 @@ func (b *builder) load(ctx context.Context, j job) result {
 }
 
 func readFileLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	// Non-blocking: a file replaced by a named pipe since the walk must not
+	// wait for a writer; what was opened is checked, not the path again.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New(notRegular(fi.Mode()))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lore-cli/lore/internal/ollamatest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // fakeEmbedder makes deterministic vectors from the text and counts what it
@@ -241,6 +243,10 @@ func TestEmbedderMismatch(t *testing.T) {
 	writeFiles(t, src, corpus)
 	build(t, dir, testOptions(newFakeEmbedder("nomic-embed-text", 8), src))
 
+	// The same model, spelled with its implied tag, is no change.
+	if _, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("nomic-embed-text:latest", 8))); err != nil {
+		t.Fatalf("nomic-embed-text:latest is nomic-embed-text: %v", err)
+	}
 	_, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("all-minilm", 8)))
 	if err == nil || !strings.Contains(err.Error(), "nomic-embed-text") || !strings.Contains(err.Error(), "all-minilm") || !strings.Contains(err.Error(), "--rebuild") {
 		t.Fatalf("model change: %v", err)
@@ -360,6 +366,9 @@ func TestSkipsAndIgnores(t *testing.T) {
 		"deep/a/b/c/d/doc.md": "# deep\n\nfound\n",
 	})
 	os.Symlink(src, filepath.Join(src, "deep", "loop"))
+	if err := syscall.Mkfifo(filepath.Join(src, "docs", "pipe.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	opt := testOptions(nil, src)
 	opt.MaxFileSize = 1000
 	sum := build(t, dir, opt)
@@ -369,7 +378,8 @@ func TestSkipsAndIgnores(t *testing.T) {
 		rel, _ := filepath.Rel(src, s.Path)
 		reasons[filepath.ToSlash(rel)] = s.Reason
 	}
-	want := map[string]string{"image.png": reasonUnsupported, "blob.txt": reasonBinary, "big.md": reasonTooLarge, "keep.log": reasonUnsupported, "deep/loop": "symlink loop"}
+	want := map[string]string{"image.png": reasonUnsupported, "blob.txt": reasonBinary, "big.md": reasonTooLarge, "keep.log": reasonUnsupported, "deep/loop": "symlink loop",
+		"docs/pipe.md": "not a regular file (a named pipe)"}
 	for p, r := range want {
 		if !strings.HasPrefix(reasons[p], r) {
 			t.Errorf("%s: skip reason %q, want %q", p, reasons[p], r)
@@ -394,6 +404,63 @@ func TestSkipsAndIgnores(t *testing.T) {
 	opt.MaxFileSize = 4000
 	if sum := build(t, dir, opt); sum.FilesIndexed != 1 {
 		t.Errorf("after raising max-file-size: %+v", sum)
+	}
+}
+
+// A file source replaced by a named pipe is skipped with its reason on the
+// next refresh: opening it would wait for a writer forever.
+func TestSourceReplacedByANamedPipeIsSkipped(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	file := filepath.Join(src, "notes.md")
+	writeFiles(t, src, map[string]string{"notes.md": "# Notes\n\npears\n"})
+	build(t, dir, testOptions(nil, file))
+	os.Remove(file)
+	if err := syscall.Mkfifo(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sum Summary
+	var err error
+	unblocked(t, file, func() { sum, err = Build(context.Background(), dir, testOptions(nil)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.FilesSkipped) != 1 || sum.FilesSkipped[0].Reason != "not a regular file (a named pipe)" {
+		t.Fatalf("skipped %+v, want the pipe as not a regular file", sum.FilesSkipped)
+	}
+	if lexicalCount(t, dir, "pears") != 0 {
+		t.Fatal("the file's old text is still found")
+	}
+}
+
+// readFileLimited never waits on a named pipe, even one that replaced a
+// walked file.
+func TestReadFileLimitedRefusesAPipe(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "p")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	unblocked(t, pipe, func() { _, err = readFileLimited(pipe, 100) })
+	if err == nil || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("got %v, want a named pipe refused", err)
+	}
+}
+
+// unblocked runs f, and fails the test if f is still waiting on the named
+// pipe after a minute (a deadlock guard, not a timing assertion): it then
+// opens the pipe's other end so that f returns and the test ends.
+func unblocked(t *testing.T, pipe string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		if w, err := os.OpenFile(pipe, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		<-done
+		t.Fatal("blocked opening a named pipe")
 	}
 }
 

@@ -64,6 +64,9 @@ func walkSource(root string) ([]walkEntry, error) {
 		return nil, fmt.Errorf("source %s: %w", root, err)
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return []walkEntry{{Rel: filepath.Base(root), Abs: root, Reason: notRegular(fi.Mode())}}, nil
+		}
 		id, _ := idOf(fi)
 		return []walkEntry{{Rel: filepath.Base(root), Abs: root, Size: fi.Size(), MTime: fi.ModTime(), id: id}}, nil
 	}
@@ -146,11 +149,28 @@ func (w *walker) dir(abs, rel string, rules []ignoreRule) {
 			}
 		}
 		if !info.Mode().IsRegular() {
-			continue // sockets, devices, fifos
+			w.skip(childRel, childAbs, notRegular(info.Mode()))
+			continue
 		}
 		id, _ := idOf(info)
 		w.out = append(w.out, walkEntry{Rel: childRel, Abs: childAbs, Size: info.Size(), MTime: info.ModTime(), id: id})
 	}
+}
+
+// notRegular is the skip reason of a file that is not a regular one.
+// Reading a named pipe would wait for a writer forever, and a device may
+// never end.
+func notRegular(m os.FileMode) string {
+	kind := "a special file"
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&os.ModeSocket != 0:
+		kind = "a socket"
+	case m&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return reasonNotRegular + " (" + kind + ")"
 }
 
 func (w *walker) skip(rel, abs, reason string) {

@@ -24,7 +24,9 @@ var ortEnv struct {
 // onnxruntime-lib is not set, in order.
 func ORTLibraryCandidates() []string {
 	var c []string
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+	// A relative XDG_DATA_HOME is ignored, as the XDG spec says (and as
+	// config does): it would load a library from the working directory.
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
 		c = append(c, filepath.Join(d, "github.com/lore-cli/lore", "lib", "libonnxruntime.so.1"))
 	} else if h, err := os.UserHomeDir(); err == nil {
 		c = append(c, filepath.Join(h, ".local", "share", "github.com/lore-cli/lore", "lib", "libonnxruntime.so.1"))

@@ -344,3 +344,12 @@ func TestStoreRemove(t *testing.T) {
 		t.Fatal("a folder outside the store was removed")
 	}
 }
+
+func TestORTCandidatesIgnoreRelativeXDG(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "rel")
+	for _, c := range ORTLibraryCandidates() {
+		if !filepath.IsAbs(c) {
+			t.Fatalf("candidate %s is relative: a relative XDG_DATA_HOME must be ignored", c)
+		}
+	}
+}

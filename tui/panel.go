@@ -34,7 +34,7 @@ func (m *Model) openPanel() {
 	items := t.candidates
 	if len(items) == 0 { // a resumed turn keeps its sources, not every candidate
 		for _, s := range t.sources {
-			items = append(items, agent.Passage{Root: s.Root, Path: s.Path, Start: s.Start, End: s.End, Heading: s.Heading, Text: s.Text,
+			items = append(items, agent.Passage{Root: s.Root, Path: s.Path, Name: s.Name, Start: s.Start, End: s.End, Heading: s.Heading, Text: s.Text,
 				Score: s.Score, Rerank: s.Rerank, LexicalRank: s.LexicalRank, VectorRank: s.VectorRank})
 		}
 	}
@@ -98,7 +98,7 @@ func (m *Model) panelView(width, height int) string {
 		case n > 0:
 			mark = "○ "
 		}
-		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, termsafe.Line(it.Path), it.Start, it.End)
+		label := fmt.Sprintf("%s%2d. %s:%d-%d", mark, i+1, termsafe.Line(it.Shown()), it.Start, it.End)
 		if it.Heading != "" {
 			label += " > " + termsafe.Line(it.Heading)
 		}

@@ -127,7 +127,7 @@ func (m *Model) addSearch(msg searchMsg) {
 	}
 	t := &turn{state: turnInfo}
 	for i, p := range msg.res.Passages {
-		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, termsafe.Line(p.Path), p.Start, p.End)
+		fmt.Fprintf(&b, "\n%2d. %s:%d-%d", i+1, termsafe.Line(p.Shown()), p.Start, p.End)
 		if p.Heading != "" {
 			b.WriteString(" > " + termsafe.Line(p.Heading))
 		}
@@ -141,7 +141,7 @@ func (m *Model) addSearch(msg searchMsg) {
 }
 
 func passageSource(n int, p agent.Passage) agent.Source {
-	return agent.Source{N: n, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
+	return agent.Source{N: n, Root: p.Root, Path: p.Path, Name: p.Name, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text,
 		Score: p.Score, Rerank: p.Rerank, LexicalRank: p.LexicalRank, VectorRank: p.VectorRank}
 }
 
@@ -187,6 +187,7 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 			t.sources = append(t.sources, agent.Source{N: s.N, Root: s.Root, Path: s.Path, Start: s.Start, End: s.End,
 				Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})
 		}
+		agent.NameSources(t.sources)
 		m.turns = append(m.turns, t)
 		m.history = append(m.history, st.Question)
 	}

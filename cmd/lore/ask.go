@@ -294,6 +294,11 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string
 	case streamed:
 		fmt.Fprintln(w)
 	}
+	if len(r.Invalid) > 0 {
+		// --json lists them; a reader of the text must hear it too, on
+		// stderr so that the answer on stdout stays the answer.
+		fmt.Fprintln(streams.Err, invalidCitationsNote(r.Invalid))
+	}
 	if len(r.Sources) == 0 {
 		return
 	}
@@ -317,6 +322,18 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string
 			}
 		}
 	}
+}
+
+// invalidCitationsNote says which [n] of the answer point at no source.
+func invalidCitationsNote(ns []int) string {
+	marks := make([]string, len(ns))
+	for i, n := range ns {
+		marks[i] = fmt.Sprintf("[%d]", n)
+	}
+	if len(ns) == 1 {
+		return "note: the answer cites " + marks[0] + ", which is not a source"
+	}
+	return "note: the answer cites " + strings.Join(marks[:len(marks)-1], ", ") + " and " + marks[len(marks)-1] + ", which are not sources"
 }
 
 // renderMarkdown renders an answer in a glamour style as the chat does.

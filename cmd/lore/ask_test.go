@@ -318,6 +318,28 @@ func FuzzContextFileRange(f *testing.F) {
 	})
 }
 
+// A citation of no source is told on stderr, on a terminal and in a pipe
+// alike (--json has invalid_citations).
+func TestAskTellsInvalidCitations(t *testing.T) {
+	res := agent.Result{Route: agent.RouteDocs, Answer: "Set it [1][7][9].\n", Invalid: []int{7, 9},
+		Sources: []agent.Source{{N: 1, Path: "guide.md", Start: 3, End: 9, Cited: true}}}
+	for _, tty := range []bool{true, false} {
+		var out, errOut bytes.Buffer
+		streams := &ioStreams{Out: &out, Err: &errOut, OutTTY: tty, Getenv: func(string) string { return "" },
+			ErrWidth: func() int { return 80 }, DarkBackground: func() bool { return true }}
+		printAnswer(streams, res, false, "auto")
+		if got, want := errOut.String(), "note: the answer cites [7] and [9], which are not sources\n"; got != want {
+			t.Errorf("tty %v: stderr %q, want %q", tty, got, want)
+		}
+		if strings.Contains(out.String(), "note:") {
+			t.Errorf("tty %v: the note is in the answer:\n%s", tty, out.String())
+		}
+	}
+	if got := invalidCitationsNote([]int{7}); got != "note: the answer cites [7], which is not a source" {
+		t.Errorf("one: %q", got)
+	}
+}
+
 // On a terminal the answer is rendered as markdown, in the style the
 // terminal's background calls for (or --theme), without colour under
 // NO_COLOR, then the sources are listed.

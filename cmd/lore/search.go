@@ -181,7 +181,7 @@ func printSearch(w io.Writer, res app.SearchResult, tty bool) {
 		if h.VectorRank > 0 {
 			ranks += fmt.Sprintf(" vector #%d", h.VectorRank)
 		}
-		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, termsafe.Line(h.Path), h.Start, h.End, reset)
+		fmt.Fprintf(w, "%s%2d. %s:%d-%d%s", bold, i+1, termsafe.Line(h.Shown()), h.Start, h.End, reset)
 		if h.Heading != "" {
 			fmt.Fprintf(w, " > %s", termsafe.Line(h.Heading))
 		}
