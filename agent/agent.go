@@ -261,6 +261,12 @@ func (r *run) do(turn Turn) {
 		r.finish(fmt.Errorf("%s: %w", r.lastStage, err))
 		return
 	}
+	if r.ctx.Err() != nil {
+		// A search cut short may find nothing without an error: that is
+		// no reason to say the documents do not cover the question.
+		r.finish(r.ctx.Err())
+		return
+	}
 	passages := ranking.Passages
 	r.res.Candidates = passages
 	r.res.Sources = docSources(passages, r.cfg.TopK)
@@ -304,6 +310,10 @@ func (r *run) do(turn Turn) {
 	if r.a.Chat == nil && route != RouteNone {
 		route = RouteSourcesOnly
 		r.addNotice("no language model reachable: showing the best passages only")
+	}
+	if r.ctx.Err() != nil {
+		r.finish(r.ctx.Err())
+		return
 	}
 	r.res.Route = route
 	r.emit(SourcesChosen{Route: route, Sources: r.res.Sources, Notice: r.res.Notice})

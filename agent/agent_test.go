@@ -300,6 +300,19 @@ func TestCancelMidStreamKeepsPartial(t *testing.T) {
 	}
 }
 
+// A turn cancelled before it was answered ends Cancelled, not "not in the
+// docs": a search cut short may return nothing without an error.
+func TestCancelBeforeAnswerIsNotNotInDocs(t *testing.T) {
+	chat := &fakeChat{answer: []string{"never"}}
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{}, Chat: chat}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, res, last := collect(t, a, ctx, Turn{Question: "q"})
+	if _, ok := last.(Cancelled); !ok || res.Answer != "" || len(chat.requests()) > 0 {
+		t.Fatalf("ended with %#v, answer %q", last, res.Answer)
+	}
+}
+
 func TestErrorMidStreamKeepsPartial(t *testing.T) {
 	chat := &fakeChat{answer: []string{"half ", "of it"}, failAt: 1}
 	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{passages: docs}, Reranker: fakeReranker{[]float32{3, 0, 0}}, Chat: chat}
