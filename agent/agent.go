@@ -352,7 +352,7 @@ func (r *run) route(passages []Passage, best *float32) Route {
 		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", *best, r.cfg.Threshold)
 	default:
 		confident = Agreement(passages)
-		r.res.RoutedOnSignal = "no reranker: retrieval agreement (the best passage found by both keyword and vector search)"
+		r.res.RoutedOnSignal = fmt.Sprintf("no reranker: retrieval agreement (the best passage in the top %d of both keyword and vector search)", AgreeTop)
 	}
 	switch {
 	case confident:
@@ -363,9 +363,16 @@ func (r *run) route(passages []Passage, best *float32) Route {
 	return RouteNone
 }
 
-// Agreement is the routing signal without a reranker: the best passage
-// was found by both keyword and vector search (or, in a lexical-only
-// index, by keyword search at all).
+// AgreeTop is how near the top both retrievers must place the best
+// passage for them to agree. "Found at all" meant nothing: the vector
+// search returns its whole search depth (50) for any question, so on a
+// small index every passage a keyword matched was "found by both", and
+// off-topic questions were answered from the docs.
+const AgreeTop = 3
+
+// Agreement is the routing signal without a reranker: the best passage is
+// among the top AgreeTop of both keyword and vector search (or, in a
+// lexical-only index, of keyword search).
 func Agreement(passages []Passage) bool {
 	if len(passages) == 0 {
 		return false
@@ -377,7 +384,8 @@ func Agreement(passages []Passage) bool {
 		}
 	}
 	top := passages[0]
-	return top.LexicalRank > 0 && (lexicalOnly || top.VectorRank > 0)
+	near := func(rank int) bool { return rank > 0 && rank <= AgreeTop }
+	return near(top.LexicalRank) && (lexicalOnly || near(top.VectorRank))
 }
 
 // docSources numbers the best k passages (already in ranked order).
