@@ -262,6 +262,12 @@ func (r *run) do(turn Turn) {
 		r.finish(fmt.Errorf("%s: %w", r.lastStage, err))
 		return
 	}
+	if r.ctx.Err() != nil {
+		// A search cut short may find nothing without an error: that is
+		// no reason to say the documents do not cover the question.
+		r.finish(r.ctx.Err())
+		return
+	}
 	passages := ranking.Passages
 	r.res.Candidates = passages
 	r.res.Sources = docSources(passages, r.cfg.TopK)
@@ -306,6 +312,10 @@ func (r *run) do(turn Turn) {
 		route = RouteSourcesOnly
 		r.addNotice("no language model reachable: showing the best passages only")
 	}
+	if r.ctx.Err() != nil {
+		r.finish(r.ctx.Err())
+		return
+	}
 	r.res.Route = route
 	r.emit(SourcesChosen{Route: route, Sources: r.res.Sources, Notice: r.res.Notice})
 
@@ -343,7 +353,7 @@ func (r *run) route(passages []Passage, best *float32) Route {
 		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", *best, r.cfg.Threshold)
 	default:
 		confident = Agreement(passages)
-		r.res.RoutedOnSignal = "no reranker: retrieval agreement (the best passage found by both keyword and vector search)"
+		r.res.RoutedOnSignal = fmt.Sprintf("no reranker: retrieval agreement (the best passage in the top %d of both keyword and vector search)", AgreeTop)
 	}
 	switch {
 	case confident:
@@ -354,9 +364,16 @@ func (r *run) route(passages []Passage, best *float32) Route {
 	return RouteNone
 }
 
-// Agreement is the routing signal without a reranker: the best passage
-// was found by both keyword and vector search (or, in a lexical-only
-// index, by keyword search at all).
+// AgreeTop is how near the top both retrievers must place the best
+// passage for them to agree. "Found at all" meant nothing: the vector
+// search returns its whole search depth (50) for any question, so on a
+// small index every passage a keyword matched was "found by both", and
+// off-topic questions were answered from the docs.
+const AgreeTop = 3
+
+// Agreement is the routing signal without a reranker: the best passage is
+// among the top AgreeTop of both keyword and vector search (or, in a
+// lexical-only index, of keyword search).
 func Agreement(passages []Passage) bool {
 	if len(passages) == 0 {
 		return false
@@ -368,7 +385,8 @@ func Agreement(passages []Passage) bool {
 		}
 	}
 	top := passages[0]
-	return top.LexicalRank > 0 && (lexicalOnly || top.VectorRank > 0)
+	near := func(rank int) bool { return rank > 0 && rank <= AgreeTop }
+	return near(top.LexicalRank) && (lexicalOnly || near(top.VectorRank))
 }
 
 // docSources numbers the best k passages (already in ranked order).

@@ -300,6 +300,19 @@ func TestCancelMidStreamKeepsPartial(t *testing.T) {
 	}
 }
 
+// A turn cancelled before it was answered ends Cancelled, not "not in the
+// docs": a search cut short may return nothing without an error.
+func TestCancelBeforeAnswerIsNotNotInDocs(t *testing.T) {
+	chat := &fakeChat{answer: []string{"never"}}
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{}, Chat: chat}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, res, last := collect(t, a, ctx, Turn{Question: "q"})
+	if _, ok := last.(Cancelled); !ok || res.Answer != "" || len(chat.requests()) > 0 {
+		t.Fatalf("ended with %#v, answer %q", last, res.Answer)
+	}
+}
+
 func TestErrorMidStreamKeepsPartial(t *testing.T) {
 	chat := &fakeChat{answer: []string{"half ", "of it"}, failAt: 1}
 	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{passages: docs}, Reranker: fakeReranker{[]float32{3, 0, 0}}, Chat: chat}
@@ -381,5 +394,35 @@ func TestStalledAnswerEnds(t *testing.T) {
 	_, res, last := collect(t, a, context.Background(), Turn{Question: "q"})
 	if f, ok := last.(Failed); !ok || !errors.Is(f.Err, ErrStalled) || res.Answer != "partial " {
 		t.Fatalf("%#v", last)
+	}
+}
+
+// Without a reranker both retrievers must place the best passage near the
+// top: a keyword match that the vector search ranks 30th (it returns its
+// whole search depth for any question) is an off-topic question, not
+// agreement.
+func TestAgreementNeedsBothNearTheTop(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		passages []Passage
+		want     bool
+	}{
+		{"both first", []Passage{{LexicalRank: 1, VectorRank: 1}}, true},
+		{"both near the top", []Passage{{LexicalRank: 2, VectorRank: 3}}, true},
+		{"keyword match deep in the vector list", []Passage{{LexicalRank: 1, VectorRank: 30}, {VectorRank: 1}}, false},
+		{"vector only", []Passage{{VectorRank: 1}, {LexicalRank: 1, VectorRank: 40}}, false},
+		{"keyword rank far down", []Passage{{LexicalRank: 12, VectorRank: 1}}, false},
+		{"lexical-only index", []Passage{{LexicalRank: 1}, {LexicalRank: 2}}, true},
+		{"lexical-only index, far down", []Passage{{LexicalRank: 9}}, false},
+		{"nothing", nil, false},
+	} {
+		if got := Agreement(tc.passages); got != tc.want {
+			t.Errorf("%s: agreement %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// And the turn is routed by it.
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{passages: []Passage{{Path: "a.md", Text: "x", LexicalRank: 1, VectorRank: 30}}}, Chat: &fakeChat{answer: []string{"no"}}}
+	if _, res, _ := collect(t, a, context.Background(), Turn{Question: "what is the capital of Peru?"}); res.Route != RouteNone {
+		t.Fatalf("off-topic question routed to %q", res.Route)
 	}
 }

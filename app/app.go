@@ -300,6 +300,31 @@ func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
 	return info, err
 }
 
+// Changed returns the numbers of the sources whose files changed on disk
+// since they were indexed (by what the index recorded, as a refresh would
+// decide); web sources are never changed. No index: nothing to compare.
+func (e *Engine) Changed(ctx context.Context, sources []agent.Source) (map[int]bool, error) {
+	o, err := e.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(o)
+	changed := map[int]bool{}
+	for _, s := range sources {
+		if s.URL != "" || s.Root == "" {
+			continue
+		}
+		c, err := o.ix.Changed(ctx, s.Root, s.Path)
+		if err != nil {
+			return nil, err
+		}
+		if c {
+			changed[s.N] = true
+		}
+	}
+	return changed, nil
+}
+
 // once reports whether key has not been said before in this process.
 func (e *Engine) once(key string) bool {
 	e.mu.Lock()

@@ -22,6 +22,12 @@ func checkReranker(ctx context.Context, opt Options) []Check {
 			"the web fallback and \"not in the docs\" go by retrieval agreement"}}
 	}
 	var checks []Check
+	// The backend a model would run on: the model to suggest suits it.
+	idle := "hugot"
+	if setting == "onnxruntime" || setting == "auto" && h.ORTErr == nil {
+		idle = "onnxruntime"
+	}
+	hint := app.ModelHintFor(idle)
 	backend := Check{Name: "backend", Status: OK, Detail: h.Backend}
 	switch {
 	case h.Err != nil:
@@ -34,7 +40,7 @@ func checkReranker(ctx context.Context, opt Options) []Check {
 	case h.Backend == "none":
 		// Nothing loaded: say what would run once a model is there.
 		backend.Detail = "hugot (pure Go)"
-		if setting == "onnxruntime" || setting == "auto" && h.ORTErr == nil {
+		if idle == "onnxruntime" {
 			backend.Detail = "onnxruntime"
 		}
 		backend.Detail += ", idle: no model to run"
@@ -71,14 +77,14 @@ func checkReranker(ctx context.Context, opt Options) []Check {
 	switch {
 	case h.ModelMissing && h.Model != "":
 		model.Status, model.Detail = Warn, h.Model+" is not installed (rerank-model): results stay in fused order"
-		model.Fix = app.ModelHint + ", or unset rerank-model"
+		model.Fix = hint + ", or unset rerank-model"
 	case h.ModelMissing && len(h.Installed) > 0:
 		// lore picks only the default models by itself.
 		model.Status = Warn
 		model.Detail = "no default model installed (there is " + strings.Join(h.Installed, ", ") + "): results stay in fused order"
 		model.Fix = "use it: set rerank-model: " + h.Installed[0]
 	case h.ModelMissing:
-		model.Status, model.Detail, model.Fix = Warn, "none installed: results stay in fused order", app.ModelHint
+		model.Status, model.Detail, model.Fix = Warn, "none installed: results stay in fused order", hint
 	case errors.Is(h.ModelErr, rerank.ErrNeedsORT):
 		model.Status, model.Detail = Fail, h.Model+" cannot run on the pure-Go backend"
 		model.Fix = excerpt.FirstLine(h.ModelErr.Error())

@@ -636,8 +636,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 	if err != nil {
 		return skip("unreadable: " + shortErr(err))
 	}
-	sum := sha256.Sum256(data)
-	up.Hash = hex.EncodeToString(sum[:16])
+	up.Hash = contentHash(data)
 	if p := j.prev; p != nil && p.Status == statusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
 		return result{root: j.src.Root, up: up, same: true}
 	}
@@ -659,6 +658,12 @@ func (b *builder) load(ctx context.Context, j job) result {
 		r.up.Reason = "invalid UTF-8 repaired"
 	}
 	return r
+}
+
+// contentHash is what the index records of a file's bytes.
+func contentHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
 
 func readFileLimited(path string, limit int64) ([]byte, error) {

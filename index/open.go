@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -166,6 +167,34 @@ func (ix *Index) Status(ctx context.Context) (Status, error) {
 		}
 	}
 	return s, nil
+}
+
+// Changed reports whether the document rel under dir (dir as a Hit's
+// Source gives it) differs on disk from what the index holds of it: gone,
+// another size, or another mtime with other bytes (a touch or a checkout
+// that kept the bytes is no change), as a build decides. It never compares
+// extracted text, which for HTML, PDF or a non-UTF-8 file is not the
+// file's lines.
+func (ix *Index) Changed(ctx context.Context, dir, rel string) (bool, error) {
+	var d docRow
+	err := ix.st.db.QueryRowContext(ctx, `SELECT d.size, d.mtime_ns, d.hash FROM documents d JOIN sources s ON s.id = d.source_id
+		WHERE d.path = ? AND d.status = ? AND s.root IN (?, ?)`, rel, statusIndexed, dir, filepath.Join(dir, rel)).Scan(&d.Size, &d.MTimeNS, &d.Hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return true, nil // no longer indexed: a refresh found it gone or skipped
+	case err != nil:
+		return false, err
+	}
+	path := filepath.Join(dir, rel)
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil || fi.Size() != d.Size:
+		return true, nil
+	case fi.ModTime().UnixNano() == d.MTimeNS:
+		return false, nil
+	}
+	data, err := readFileLimited(path, d.Size)
+	return err != nil || contentHash(data) != d.Hash, nil
 }
 
 // StatusOf opens the index in dir and returns its Status. An index too

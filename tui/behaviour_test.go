@@ -129,7 +129,7 @@ func TestTurnThroughEngine(t *testing.T) {
 	if m.sessionID == "" {
 		t.Fatal("no session")
 	}
-	if msg := checkChanged(m.lastTurn())(); msg != nil {
+	if msg := checkChanged(context.Background(), eng, m.lastTurn())(); msg != nil {
 		t.Fatalf("an unchanged file is flagged as changed: %+v", msg)
 	}
 	se, err := eng.Session(context.Background(), m.sessionID)
@@ -197,22 +197,56 @@ func TestResizeMidStream(t *testing.T) {
 	}
 }
 
-// A cited file edited since it was indexed is flagged on its source line.
+// A cited file edited since it was indexed is flagged on its source line;
+// freshly indexed HTML and non-UTF-8 files, whose passages are extracted
+// text and not the file's lines, and a file touched but not edited, are not.
 func TestChangedSourceIsFlagged(t *testing.T) {
-	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, "a.md"), []byte("# A\n\nThe widget spins.\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "b.md"), []byte("# B\n\nThe gadget hums.\n"), 0o644)
-	tr := &turn{sources: []agent.Source{
-		{N: 1, Root: root, Path: "a.md", Start: 1, End: 3, Text: "# A\n\nThe widget spins."},
-		{N: 2, Root: root, Path: "b.md", Start: 1, End: 3, Text: "# B\n\nThe gadget hums."},
-	}}
-	os.WriteFile(filepath.Join(root, "b.md"), []byte("# B\n\nThe gadget is silent now.\n"), 0o644)
-	msg, ok := checkChanged(tr)().(changedMsg)
-	if !ok || msg.changed[1] || !msg.changed[2] {
-		t.Fatalf("want only [2] changed, got %+v", msg.changed)
+	docs := t.TempDir()
+	for name, body := range map[string]string{
+		"a.md":       "# A\n\nThe widget spins.\n",
+		"b.md":       "# B\n\nThe widget hums.\n",
+		"page.html":  "<html><body><h1>Widgets</h1><p>The <b>widget</b> &amp; its caf&eacute; glow.</p></body></html>\n",
+		"latin1.txt": "The caf\xe9 widget is open.\n",
+	} {
+		os.WriteFile(filepath.Join(docs, name), []byte(body), 0o644)
+	}
+	old := time.Now().Add(-time.Hour) // indexed well after the last edit
+	for _, name := range []string{"a.md", "b.md", "page.html", "latin1.txt"} {
+		os.Chtimes(filepath.Join(docs, name), old, old)
+	}
+	cfg := config.Defaults()
+	cfg.DataDir, cfg.StateDir = t.TempDir(), t.TempDir()
+	cfg.Embedder, cfg.Reranker = "none", "none"
+	cfg.OllamaHost = "http://127.0.0.1:1"
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := eng.Build(context.Background(), app.BuildRequest{Paths: []string{docs}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Search(context.Background(), "widget", 10)
+	if err != nil || len(res.Passages) != 4 {
+		t.Fatalf("%v: %d passages", err, len(res.Passages))
+	}
+	tr := &turn{}
+	n := map[string]int{}
+	for i, p := range res.Passages {
+		tr.sources = append(tr.sources, agent.Source{N: i + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text})
+		n[p.Path] = i + 1
+	}
+	if msg := checkChanged(context.Background(), eng, tr)(); msg != nil {
+		t.Fatalf("freshly indexed files flagged as changed: %+v (sources %v)", msg.(changedMsg).changed, n)
+	}
+	os.WriteFile(filepath.Join(docs, "b.md"), []byte("# B\n\nThe widget is silent now.\n"), 0o644)
+	os.Chtimes(filepath.Join(docs, "a.md"), time.Now(), time.Now())
+	msg, ok := checkChanged(context.Background(), eng, tr)().(changedMsg)
+	if !ok || len(msg.changed) != 1 || !msg.changed[n["b.md"]] {
+		t.Fatalf("want only b.md [%d] changed, got %+v", n["b.md"], msg.changed)
 	}
 	tr.changed, tr.state, tr.route = msg.changed, turnDone, agent.RouteDocs
-	if s := strings.Join(tr.lines(100, newStyles(true, true)), "\n"); !strings.Contains(s, "b.md:1-3 (changed since indexed)") {
+	if s := ansi.Strip(strings.Join(tr.lines(100, newStyles(true, true)), "\n")); !strings.Contains(s, "b.md:1-3 > B (changed since indexed)") {
 		t.Fatalf("source line does not say the file changed:\n%s", s)
 	}
 }

@@ -44,6 +44,7 @@ type Engine interface {
 	Session(ctx context.Context, id string) (session.Session, error)
 	ListSessions(ctx context.Context) ([]session.Session, error)
 	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
+	Changed(ctx context.Context, sources []agent.Source) (map[int]bool, error)
 }
 
 // Options start a chat.
@@ -695,7 +696,7 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		// The chunk count may have changed: a refresh can run beside the chat.
-		return m, tea.Batch(checkChanged(t), m.checkStatus(false))
+		return m, tea.Batch(checkChanged(m.ctx, m.eng, t), m.checkStatus(false))
 	}
 	return m, waitEvents(msg.seq, m.events)
 }

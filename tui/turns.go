@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,38 +57,16 @@ func explain(err error, partial bool) string {
 	return msg
 }
 
-// checkChanged compares each cited file's lines with what was indexed, so
-// that a source line can say when the file changed since.
-func checkChanged(t *turn) tea.Cmd {
+// checkChanged asks the index which sources' files changed on disk since
+// they were indexed, so that a source line can say so. The index compares
+// what it recorded (size, mtime, hash): the passage text is extracted (HTML,
+// PDF, another encoding) and is not the file's lines.
+func checkChanged(ctx context.Context, eng Engine, t *turn) tea.Cmd {
 	sources := t.sources
 	return func() tea.Msg {
-		changed := map[int]bool{}
-		for _, s := range sources {
-			if s.URL != "" || s.Root == "" {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(s.Root, s.Path))
-			if err != nil {
-				changed[s.N] = true
-				continue
-			}
-			lines := strings.Split(string(b), "\n")
-			if s.End > len(lines) || s.Start < 1 {
-				changed[s.N] = true
-				continue
-			}
-			// The chunk's text is the file's lines (a heading breadcrumb may
-			// be kept apart): every line of it must still be there.
-			now := strings.Join(lines[s.Start-1:s.End], "\n")
-			for _, l := range strings.Split(s.Text, "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.Contains(now, l) {
-					changed[s.N] = true
-					break
-				}
-			}
-		}
-		if len(changed) == 0 {
-			return nil
+		changed, err := eng.Changed(ctx, sources)
+		if err != nil || len(changed) == 0 {
+			return nil // no index to compare with: nothing to flag
 		}
 		return changedMsg{t: t, changed: changed}
 	}

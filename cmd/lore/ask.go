@@ -109,8 +109,11 @@ type exitCode int
 func (e exitCode) Error() string { return "exit " + strconv.Itoa(int(e)) }
 
 func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *ioStreams) (int, error) {
-	extra, err := askInput(opts, streams)
-	if err != nil {
+	extra, err := askInput(ctx, opts, streams)
+	switch {
+	case ctx.Err() != nil:
+		return exitCancelled, ctx.Err()
+	case err != nil:
 		return exitUsage, err
 	}
 	if opts.question == "" {
@@ -210,30 +213,52 @@ func outcome(final agent.Event) (agent.Result, int, error) {
 
 // askInput reads stdin when it is a pipe or a file, and the context file.
 // With a question in the arguments, stdin is context; without, it is the
-// question.
-func askInput(opts *askOptions, streams *ioStreams) (string, error) {
+// question. Ctrl+C ends the wait: a pipe or a named pipe that never ends
+// must not hold the command (the read left behind ends with the process).
+func askInput(ctx context.Context, opts *askOptions, streams *ioStreams) (string, error) {
+	type input struct {
+		question, extra string
+		err             error
+	}
+	done := make(chan input, 1)
+	go func() {
+		q, extra, err := readAskInput(opts.question, opts.contextFile, streams.In)
+		done <- input{q, extra, err}
+	}()
+	select {
+	case in := <-done:
+		opts.question = in.question
+		return in.extra, in.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// readAskInput returns the question and the extra context from the
+// question given, the context file and in.
+func readAskInput(question, contextFile string, in io.Reader) (string, string, error) {
 	var extra []string
-	if opts.contextFile != "" {
-		text, err := readContextFile(opts.contextFile)
+	if contextFile != "" {
+		text, err := readContextFile(contextFile)
 		if err != nil {
-			return "", usageError{err}
+			return question, "", usageError{err}
 		}
 		extra = append(extra, text)
 	}
-	if stdinHasData(streams.In) {
-		b, err := io.ReadAll(io.LimitReader(streams.In, 1<<20))
+	if stdinHasData(in) {
+		b, err := io.ReadAll(io.LimitReader(in, 1<<20))
 		if err != nil {
-			return "", fmt.Errorf("read stdin: %w", err)
+			return question, "", fmt.Errorf("read stdin: %w", err)
 		}
 		if text := strings.TrimSpace(string(b)); text != "" {
-			if opts.question == "" {
-				opts.question = text
+			if question == "" {
+				question = text
 			} else {
 				extra = append([]string{text}, extra...)
 			}
 		}
 	}
-	return strings.Join(extra, "\n\n"), nil
+	return question, strings.Join(extra, "\n\n"), nil
 }
 
 // stdinHasData is true for a pipe or a regular file, never for a terminal.

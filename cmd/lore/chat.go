@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/internal/termcap"
+	"github.com/lore-cli/lore/session"
 	"github.com/lore-cli/lore/tui"
 )
 
@@ -35,13 +37,34 @@ with [n] citations you can open in your editor; /help lists the commands.`,
 		Example: `  lore                       # the chat, on a terminal
   lore chat --resume         # continue the last session
   lore chat --resume 3f9a1c0e2b7d --online --model qwen2.5:7b`,
-		Args: cobra.NoArgs,
+		Args: resumeArgs(opts),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			resumeFromArgs(opts, args)
 			return runChatCmd(cmd, g, streams, opts)
 		},
 	}
 	addChatFlags(cmd, opts)
 	return cmd
+}
+
+// resumeArgs takes the word after a bare --resume as its session id
+// (`lore chat --resume ID`, the README's form): pflag leaves it as an
+// argument, since --resume alone means the last session. Any other
+// argument is an unknown command, as before.
+func resumeArgs(opts *chatOptions) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 1 && cmd.Flags().Changed("resume") && opts.resume == resumeLast {
+			return nil
+		}
+		return cobra.NoArgs(cmd, args)
+	}
+}
+
+// resumeFromArgs sets the session id resumeArgs let through.
+func resumeFromArgs(opts *chatOptions, args []string) {
+	if len(args) == 1 {
+		opts.resume = args[0]
+	}
 }
 
 func addChatFlags(cmd *cobra.Command, opts *chatOptions) {
@@ -78,16 +101,9 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 	}
 	defer eng.Close()
 	ctx := cmd.Context()
-	resume := opts.resume
-	if resume == resumeLast {
-		list, err := eng.ListSessions(ctx)
-		if err != nil {
-			return err
-		}
-		if len(list) == 0 {
-			return errors.New("no saved session to resume: start one with `lore chat`")
-		}
-		resume = list[0].ID
+	resume, err := resumeSession(ctx, eng, opts.resume, cmd.Root().SuggestionsFor)
+	if err != nil {
+		return err
 	}
 	m := tui.New(ctx, eng, tui.Options{Resume: resume, Theme: opts.theme, NoColor: !streams.styled(true),
 		NoLinks: noLinks(streams.Getenv),
@@ -116,4 +132,39 @@ func checkTheme(theme string) error {
 		return usageError{fmt.Errorf("--theme %q: use dark, light or auto", theme)}
 	}
 	return nil
+}
+
+// sessionFinder is what resuming needs of the engine.
+type sessionFinder interface {
+	ListSessions(ctx context.Context) ([]session.Session, error)
+	Session(ctx context.Context, id string) (session.Session, error)
+}
+
+// resumeSession is the id of the session the chat continues: "" for a
+// new one, the most recent for resumeLast. An id that names no session
+// stops here with a clear error rather than in the chat, and says which
+// command was meant when it looks like a mistyped one (`lore --resume
+// serach`).
+func resumeSession(ctx context.Context, sessions sessionFinder, resume string, suggest func(string) []string) (string, error) {
+	switch resume {
+	case "":
+		return "", nil
+	case resumeLast:
+		list, err := sessions.ListSessions(ctx)
+		if err != nil {
+			return "", err
+		}
+		if len(list) == 0 {
+			return "", errors.New("no saved session to resume: start one with `lore chat`")
+		}
+		return list[0].ID, nil
+	}
+	_, err := sessions.Session(ctx, resume)
+	if errors.Is(err, session.ErrNotFound) {
+		if s := suggest(resume); len(s) > 0 {
+			err = fmt.Errorf("%w (or did you mean `lore %s`?)", err, s[0])
+		}
+		return "", usageError{err}
+	}
+	return resume, err
 }

@@ -33,8 +33,10 @@ $XDG_DATA_HOME/lore/models.`,
   lore models path cross-encoder/ms-marco-MiniLM-L-6-v2
   lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
 	}
+	var hint string // how to get a model for the backend configured
 	store := func(cmd *cobra.Command) (rerank.Store, error) {
 		cfg, err := loadConfig(cmd, g, streams)
+		hint = app.ModelHint(cfg)
 		return rerank.Store{Dir: cfg.ModelsDir(), Check: rerank.Options{Backend: cfg.Reranker, ORTLibrary: cfg.ONNXRuntimeLib}}, err
 	}
 
@@ -59,7 +61,7 @@ $XDG_DATA_HOME/lore/models.`,
 				return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ms)
 			}
 			if len(ms) == 0 {
-				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, app.ModelHint)
+				fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, hint)
 				return nil
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
@@ -148,7 +150,7 @@ refused (exit 2) and nothing is installed.`,
 			}
 			dir, err := s.Find(args[0])
 			if err != nil {
-				return fmt.Errorf("%w: %s", err, app.ModelHint)
+				return fmt.Errorf("%w: %s", err, hint)
 			}
 			fmt.Fprintln(streams.Out, dir)
 			return nil
@@ -202,7 +204,7 @@ func runModelsRm(cfg config.Config, name string, streams *ioStreams) error {
 	case app.RerankModel(cfg) != "":
 		fmt.Fprintf(streams.Out, "lore now reranks with %s\n", app.RerankModel(cfg))
 	default:
-		fmt.Fprintf(streams.Out, "lore now keeps the fused order: %s\n", app.ModelHint)
+		fmt.Fprintf(streams.Out, "lore now keeps the fused order: %s\n", app.ModelHint(cfg))
 	}
 	return nil
 }

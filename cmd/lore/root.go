@@ -179,9 +179,12 @@ the passages that answer your questions, with a local Ollama model.`,
   lore doctor                       # check the whole setup when something is off`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		// cobra's own default, set here so that resumeSession's
+		// suggestions work outside cobra's command lookup too.
+		SuggestionsMinimumDistance: 2,
 	}
 	chat := &chatOptions{}
+	root.Args = resumeArgs(chat)
 	addChatFlags(root, chat)
 	showVersion := root.Flags().BoolP("version", "V", false, "print lore's version")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
@@ -189,6 +192,7 @@ the passages that answer your questions, with a local Ollama model.`,
 			fmt.Fprintln(streams.Out, currentVersion().line())
 			return nil
 		}
+		resumeFromArgs(chat, args)
 		// lore alone opens the chat on a terminal; elsewhere it explains.
 		if !streams.OutTTY || !isTerminal(streams.In) {
 			return cmd.Help()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,4 +139,82 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestAskCtrlCWhileReadingInput: Ctrl+C or SIGTERM while lore ask waits on
+// stdin or on a named pipe given as --context-file ends it at once with
+// 130, and the turn nobody answered is not saved (it used to wait for the
+// input to end, then answer "not in the docs", exit 3 and save a session).
+func TestAskCtrlCWhileReadingInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e, _ := askEnv(t)
+	fifo := filepath.Join(t.TempDir(), "context")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+		args []string
+	}{
+		{"stdin/SIGINT", syscall.SIGINT, []string{"ask", "--index", "go"}},
+		{"stdin context/SIGTERM", syscall.SIGTERM, []string{"ask", "--index", "go", "how do I cancel a context?"}},
+		{"fifo/SIGINT", syscall.SIGINT, []string{"ask", "--index", "go", "--context-file", fifo, "how do I cancel a context?"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], tc.args...)
+			cmd.Env = []string{"LORE_TEST_MAIN=1"}
+			for k, v := range e.vars {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			stdin, err := cmd.StdinPipe() // a pipe that stays open: lore waits on it
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr lockedBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			os.Remove(filepath.Join(e.vars["XDG_STATE_HOME"], "github.com/lore-cli/lore", "lore.log"))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, "how do I cancel")
+			// The log opens once the configuration is read, after the
+			// signal handler is in place and just before the input is.
+			deadline := time.Now().Add(20 * time.Second)
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(filepath.Join(e.vars["XDG_STATE_HOME"], "github.com/lore-cli/lore", "lore.log")); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			cmd.Process.Signal(tc.sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				// End the input, to see what lore does then.
+				stdin.Close()
+				if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					cmd.Process.Kill()
+					<-done
+				}
+				t.Fatalf("lore ask went on reading its input after %v: exit %d, stdout %q, stderr %q", tc.sig, cmd.ProcessState.ExitCode(), stdout.String(), stderr.String())
+			}
+			stdin.Close()
+			if code := cmd.ProcessState.ExitCode(); code != exitCancelled || stdout.String() != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+			}
+			if r := e.run(false, "sessions", "list", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+				t.Errorf("a turn nobody answered was saved: %s", r.stdout)
+			}
+		})
+	}
 }
