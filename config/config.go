@@ -208,8 +208,8 @@ func LoadDetailed(file string, env func(string) string, flags Flags) (Loaded, er
 		}
 		l.Origins[k] = Source{Origin: FromFlag, Name: "--" + k}
 	}
-	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "github.com/lore-cli/lore")
-	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "github.com/lore-cli/lore")
+	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
+	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
 	if c.TavilyAPIKey == "" && env("TAVILY_API_KEY") != "" {
 		c.TavilyAPIKey = env("TAVILY_API_KEY")
 		l.Origins["tavily-api-key"] = Source{FromEnv, "TAVILY_API_KEY"}
@@ -241,7 +241,7 @@ func File(file string, env func(string) string) string {
 	if file != "" {
 		return file
 	}
-	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "github.com/lore-cli/lore", "config.yaml")
+	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
 }
 
 // xdgDir is the XDG base directory name, or HOME/fallback when it is unset

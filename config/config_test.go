@@ -82,8 +82,8 @@ func TestDefaultsAndXDG(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	// The default file is read when present.
-	os.MkdirAll(filepath.Join(dir, "cfg", "github.com/lore-cli/lore"), 0o755)
-	os.WriteFile(filepath.Join(dir, "cfg", "github.com/lore-cli/lore", "config.yaml"), []byte("embedder: none\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "cfg", "lore"), 0o755)
+	os.WriteFile(filepath.Join(dir, "cfg", "lore", "config.yaml"), []byte("embedder: none\n"), 0o644)
 	c, err = Load("", envOf(map[string]string{"HOME": dir, "XDG_CONFIG_HOME": filepath.Join(dir, "cfg")}), nil)
 	if err != nil || c.Embedder != "none" {
 		t.Fatalf("default config file not read: %v %+v", err, c)

@@ -76,7 +76,7 @@ func TestSetInFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := filepath.Join(dir, "github.com/lore-cli/lore", "config.yaml")
+			path := filepath.Join(dir, "lore", "config.yaml")
 			if !tt.missing {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				if err := os.WriteFile(path, []byte(tt.before), 0o640); err != nil {

@@ -81,7 +81,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) writeConfig(text string) {
-	dir := filepath.Join(f.home, "config", "github.com/lore-cli/lore")
+	dir := filepath.Join(f.home, "config", "lore")
 	os.MkdirAll(dir, 0o755)
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(text), 0o644); err != nil {
 		f.t.Fatal(err)
@@ -215,8 +215,8 @@ func TestGoldenBroken(t *testing.T) {
 			f.build()
 			// A file where the state folder should be: root ignores
 			// permissions, so this is how a test run as root sees it.
-			os.RemoveAll(filepath.Join(f.home, "state", "github.com/lore-cli/lore"))
-			os.WriteFile(filepath.Join(f.home, "state", "github.com/lore-cli/lore"), []byte("x"), 0o644)
+			os.RemoveAll(filepath.Join(f.home, "state", "lore"))
+			os.WriteFile(filepath.Join(f.home, "state", "lore"), []byte("x"), 0o644)
 		}, func(t *testing.T, r Report) {
 			want(t, r, "folders", "state", Fail, "move the file away")
 		}},
@@ -467,7 +467,7 @@ func TestFolderNotWritable(t *testing.T) {
 	if c := checkFolder("data", dir, Fail, "x"); c.Status != Fail || !strings.Contains(c.Fix, "chmod") {
 		t.Errorf("%+v", c)
 	}
-	if c := checkFolder("data", filepath.Join(dir, "github.com/lore-cli/lore"), Fail, "x"); c.Status != Fail || !strings.Contains(c.Detail, "cannot be created") {
+	if c := checkFolder("data", filepath.Join(dir, "lore"), Fail, "x"); c.Status != Fail || !strings.Contains(c.Detail, "cannot be created") {
 		t.Errorf("%+v", c)
 	}
 }

@@ -192,7 +192,7 @@ func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
 		t.Fatalf("agreement: %v %v", main.Questions[0].Agree, main.Questions[1].Agree)
 	}
 	// The ablation ran every question too, with its own numbers.
-	if eng.setups["github.com/lore-cli/lore"] != 4 || eng.setups["no-rerank"] != 4 {
+	if eng.setups["lore"] != 4 || eng.setups["no-rerank"] != 4 {
 		t.Fatalf("setups run: %v", eng.setups)
 	}
 	if nr := rep.Setups[1].Overall; !near(nr.Metrics[MetricHit1], 2.0/3) {

@@ -21,7 +21,7 @@ type Setup struct {
 // Ablations are the setups --compare puts side by side, the whole pipeline
 // first.
 var Ablations = []Setup{
-	{Name: "github.com/lore-cli/lore"},
+	{Name: "lore"},
 	{Name: "no-rerank", NoRerank: true},
 	{Name: "lexical-only", NoVector: true},
 	{Name: "vector-only", NoLexical: true},

@@ -120,7 +120,7 @@ func BenchmarkRerank(b *testing.B) {
 						bare := bareSession(b, r.(*ortReranker), dir, query, passages)
 						fmt.Printf("    MiniLM-L6 shape, 20x256: lore onnxruntime backend %.0f ms, bare onnxruntime_go session %.0f ms: %.3fx\n",
 							ms(d), ms(bare), float64(d)/float64(bare))
-						b.ReportMetric(float64(d)/float64(bare), "github.com/lore-cli/lore/bare-ort")
+						b.ReportMetric(float64(d)/float64(bare), "lore/bare-ort")
 					}
 					r.Close()
 				}

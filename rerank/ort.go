@@ -27,9 +27,9 @@ func ORTLibraryCandidates() []string {
 	// A relative XDG_DATA_HOME is ignored, as the XDG spec says (and as
 	// config does): it would load a library from the working directory.
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		c = append(c, filepath.Join(d, "github.com/lore-cli/lore", "lib", "libonnxruntime.so.1"))
+		c = append(c, filepath.Join(d, "lore", "lib", "libonnxruntime.so.1"))
 	} else if h, err := os.UserHomeDir(); err == nil {
-		c = append(c, filepath.Join(h, ".local", "share", "github.com/lore-cli/lore", "lib", "libonnxruntime.so.1"))
+		c = append(c, filepath.Join(h, ".local", "share", "lore", "lib", "libonnxruntime.so.1"))
 	}
 	for _, dir := range []string{"/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"} {
 		c = append(c, filepath.Join(dir, "libonnxruntime.so"), filepath.Join(dir, "libonnxruntime.so.1"))

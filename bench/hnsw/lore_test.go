@@ -3,7 +3,7 @@ package hnsw
 import "github.com/lore-cli/lore/index/hnsw"
 
 func init() {
-	libraries = append([]library{{"github.com/lore-cli/lore", newLore}}, libraries...)
+	libraries = append([]library{{"lore", newLore}}, libraries...)
 }
 
 type loreGraph struct{ g *hnsw.Graph }

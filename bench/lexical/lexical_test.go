@@ -162,7 +162,7 @@ func compare(b *testing.B, files int) {
 		{name: "fts5", top: timed(func(q string, k int) ([]int64, error) { return searchFTS5(ctx, fdb, q, k) })},
 		{name: "bleve", top: timed(func(q string, k int) ([]int64, error) { return searchBleve(ctx, bl, q, k) })},
 		{name: "bm25f", top: lore(true)},
-		{name: "github.com/lore-cli/lore", top: lore(false)},
+		{name: "lore", top: lore(false)},
 	}
 	ref := make([][]int64, len(qs))
 	for i, q := range qs {
@@ -195,7 +195,7 @@ func compare(b *testing.B, files int) {
 	fts := p(engines[0].times, 50)
 	b.ReportMetric(p(engines[1].times, 50)/fts, "bleve/fts5")
 	b.ReportMetric(p(engines[2].times, 50)/fts, "bm25f/fts5")
-	b.ReportMetric(p(engines[3].times, 50)/fts, "github.com/lore-cli/lore/fts5")
+	b.ReportMetric(p(engines[3].times, 50)/fts, "lore/fts5")
 	per := func(d time.Duration) float64 { return float64(nChunks) / d.Seconds() }
 	b.ReportMetric(per(loreBuild), "lore-build-chunks/s")
 	b.ReportMetric(per(ftsBuild), "fts5-insert-chunks/s")
@@ -224,7 +224,7 @@ func loreOnly(b *testing.B, ix *index.Index, nChunks int, build time.Duration, p
 			}
 			times = append(times, res.Timings.Lexical)
 		}
-		name := "github.com/lore-cli/lore"
+		name := "lore"
 		if noProx {
 			name = "bm25f"
 		}
@@ -344,15 +344,15 @@ func bleveMapping() (mapping.IndexMapping, error) {
 	if err := im.AddCustomTokenizer("unicode61", map[string]any{"type": regexp.Name, "regexp": `[\p{L}\p{N}]+`}); err != nil {
 		return nil, err
 	}
-	if err := im.AddCustomAnalyzer("github.com/lore-cli/lore", map[string]any{"type": custom.Name, "tokenizer": "unicode61",
+	if err := im.AddCustomAnalyzer("lore", map[string]any{"type": custom.Name, "tokenizer": "unicode61",
 		"token_filters": []any{lowercase.Name, porter.Name}}); err != nil {
 		return nil, err
 	}
-	im.DefaultAnalyzer = "github.com/lore-cli/lore"
+	im.DefaultAnalyzer = "lore"
 	doc := bleve.NewDocumentStaticMapping()
 	for _, f := range []string{"path", "heading", "text", "idents"} {
 		fm := bleve.NewTextFieldMapping()
-		fm.Analyzer = "github.com/lore-cli/lore"
+		fm.Analyzer = "lore"
 		fm.Store = false
 		fm.IncludeTermVectors = false
 		fm.DocValues = false

@@ -392,7 +392,7 @@ type qterm struct {
 
 // Query term handling.
 const (
-	stopLore = "github.com/lore-cli/lore" // queryTerms: lore's stopword list, one-letter words dropped
+	stopLore = "lore" // queryTerms: lore's stopword list, one-letter words dropped
 	stopNone = "none"                     // every word of the question (one-letter words dropped)
 )
 

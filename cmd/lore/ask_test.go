@@ -199,8 +199,8 @@ func TestOfflineDialsOnlyOllama(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "tvly-secret") {
 		t.Fatal("the API key leaked")
 	}
-	files, _ := filepath.Glob(filepath.Join(e.home, "data", "github.com/lore-cli/lore", "sessions.db*"))
-	files = append(files, filepath.Join(e.home, "state", "github.com/lore-cli/lore", "lore.log"))
+	files, _ := filepath.Glob(filepath.Join(e.home, "data", "lore", "sessions.db*"))
+	files = append(files, filepath.Join(e.home, "state", "lore", "lore.log"))
 	for _, f := range files {
 		if b, _ := os.ReadFile(f); strings.Contains(string(b), "tvly-secret") {
 			t.Fatalf("the API key was saved in %s", f)

@@ -48,7 +48,7 @@ func TestCorruptionSuite(t *testing.T) {
 	if r := base.run(false, "index", "-q", docs); r.code != 0 {
 		t.Fatalf("index: %d %s", r.code, r.stderr)
 	}
-	baseIndex := filepath.Join(base.vars["XDG_DATA_HOME"], "github.com/lore-cli/lore", "indexes")
+	baseIndex := filepath.Join(base.vars["XDG_DATA_HOME"], "lore", "indexes")
 	// What a search finds on the intact index: a damaged graph must not
 	// change it (the graph is rebuilt from the vectors, never searched).
 	want := base.run(false, "search", "--json", "-k", "10", "--no-rerank", "oil and wick at dusk")
@@ -63,7 +63,7 @@ func TestCorruptionSuite(t *testing.T) {
 		for seed := int64(1); seed <= seeds; seed++ {
 			e := newEnv(t)
 			e.vars["OLLAMA_HOST"] = srv.URL
-			copyTree(t, baseIndex, filepath.Join(e.vars["XDG_DATA_HOME"], "github.com/lore-cli/lore", "indexes"))
+			copyTree(t, baseIndex, filepath.Join(e.vars["XDG_DATA_HOME"], "lore", "indexes"))
 			file := e.indexFile(target)
 			what := flipBytes(t, file, target == "index.db", rand.New(rand.NewSource(seed)))
 			damaged := target == "index.db" && quickCheckFails(t, file)

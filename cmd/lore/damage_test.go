@@ -13,7 +13,7 @@ import (
 // indexFile is a file of the current generation of the env's default index.
 func (e *env) indexFile(name string) string {
 	e.t.Helper()
-	dir := filepath.Join(e.vars["XDG_DATA_HOME"], "github.com/lore-cli/lore", "indexes", "default")
+	dir := filepath.Join(e.vars["XDG_DATA_HOME"], "lore", "indexes", "default")
 	gen := index.CurrentGeneration(dir)
 	if gen == "" {
 		e.t.Fatal("no index built")

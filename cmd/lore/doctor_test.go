@@ -84,7 +84,7 @@ func TestDoctorHealthyAndOffline(t *testing.T) {
 func TestDoctorBrokenConfig(t *testing.T) {
 	e := newEnv(t)
 	e.vars["OLLAMA_HOST"] = ollamatest.ClosedAddr(t)
-	dir := filepath.Join(e.vars["XDG_CONFIG_HOME"], "github.com/lore-cli/lore")
+	dir := filepath.Join(e.vars["XDG_CONFIG_HOME"], "lore")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("top-k: lots\n"), 0o644)
 	r := e.run(false, "doctor")

@@ -155,7 +155,7 @@ func (o *evalOptions) setups() []eval.Setup {
 	if o.compare {
 		return eval.Ablations
 	}
-	s := eval.Setup{Name: "github.com/lore-cli/lore", NoVector: o.lexicalOnly, NoLexical: o.vectorOnly, NoRerank: o.noRerank}
+	s := eval.Setup{Name: "lore", NoVector: o.lexicalOnly, NoLexical: o.vectorOnly, NoRerank: o.noRerank}
 	var parts []string
 	for _, p := range []struct {
 		on   bool

@@ -343,7 +343,7 @@ func TestEvalInterruptedPrintsWhatFinished(t *testing.T) {
 	if !strings.Contains(errs, "nothing written: the run was interrupted") {
 		t.Fatalf("--calibrate --write interrupted: %s", errs)
 	}
-	if _, err := os.Stat(filepath.Join(e.vars["XDG_CONFIG_HOME"], "github.com/lore-cli/lore", "config.yaml")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(e.vars["XDG_CONFIG_HOME"], "lore", "config.yaml")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a config file was written: %v", err)
 	}
 }

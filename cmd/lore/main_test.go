@@ -215,7 +215,7 @@ func TestConfigFileAndEnv(t *testing.T) {
 	if r := e.run(false, "--config", cfg, "index", "--quiet", docs); r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(e.home, "data", "github.com/lore-cli/lore", "indexes", "notes")); err != nil {
+	if _, err := os.Stat(filepath.Join(e.home, "data", "lore", "indexes", "notes")); err != nil {
 		t.Fatal("index name from the config file not used")
 	}
 	e.vars["LORE_INDEX"] = "other"

@@ -111,7 +111,7 @@ func benchAskTTFT(b *testing.B, host string, m benchModels) {
 		"retrieve", "rerank", "to-chat", "ollama-ttft", "to-stdout"} {
 		b.ReportMetric(benchdata.Millis(stages[k], 50), k+"-ms")
 	}
-	b.ReportMetric(benchdata.Millis(stages["lore-ttft"], 50)/benchdata.Millis(stages["direct-ttft"], 50), "github.com/lore-cli/lore/direct")
+	b.ReportMetric(benchdata.Millis(stages["lore-ttft"], 50)/benchdata.Millis(stages["direct-ttft"], 50), "lore/direct")
 }
 
 // withTinyReranker installs a random-weight cross-encoder of the tiny shape
@@ -422,7 +422,7 @@ func benchAskRSS(b *testing.B, host string, m benchModels, files int) {
 	}
 	m.embed = m.embed768
 	e := benchEnv(b, host, m)
-	dir := filepath.Join(e.home, "data", "github.com/lore-cli/lore", "indexes", "default")
+	dir := filepath.Join(e.home, "data", "lore", "indexes", "default")
 	build, dim := freeBuild(b, host, m.embed, src, dir)
 	withTinyReranker(b, e)
 	ix, err := index.Open(dir, "default")

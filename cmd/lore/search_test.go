@@ -235,7 +235,7 @@ func TestModelsImportRefusesGarbage(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "model.onnx cannot be loaded") || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stdout, "installed") {
 		t.Fatalf("garbage import: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(e.home, "data", "github.com/lore-cli/lore", "models")); len(entries) != 0 {
+	if entries, _ := os.ReadDir(filepath.Join(e.home, "data", "lore", "models")); len(entries) != 0 {
 		t.Fatalf("the store holds %v", entries)
 	}
 	if r := e.run(false, "models", "list"); !strings.Contains(r.stdout, "no models installed") {
@@ -268,7 +268,7 @@ func TestBrokenRerankerKeepsFusedOrder(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, _ := askEnv(t)
-			install(filepath.Join(e.home, "data", "github.com/lore-cli/lore", "models", "cross-encoder__ms-marco-TinyBERT-L-2-v2"))
+			install(filepath.Join(e.home, "data", "lore", "models", "cross-encoder__ms-marco-TinyBERT-L-2-v2"))
 			notes := func(stderr string) []string {
 				var out []string
 				for _, l := range strings.Split(stderr, "\n") {
@@ -296,7 +296,7 @@ func TestBrokenRerankerKeepsFusedOrder(t *testing.T) {
 // list of what is installed (issue 11, item 6).
 func TestModelsRm(t *testing.T) {
 	e := newEnv(t)
-	models := filepath.Join(e.home, "data", "github.com/lore-cli/lore", "models")
+	models := filepath.Join(e.home, "data", "lore", "models")
 	install := func(name string) {
 		if err := testmodels.WriteCrossEncoder(filepath.Join(models, strings.ReplaceAll(name, "/", "__")), testmodels.Tiny, nil); err != nil {
 			t.Fatal(err)
@@ -337,8 +337,8 @@ func TestModelsRm(t *testing.T) {
 
 	// The model config.yaml names: said so, and searches go on in fused order.
 	install("org/mine")
-	os.MkdirAll(filepath.Join(e.home, "config", "github.com/lore-cli/lore"), 0o755)
-	os.WriteFile(filepath.Join(e.home, "config", "github.com/lore-cli/lore", "config.yaml"), []byte("rerank-model: org/mine\n"), 0o644)
+	os.MkdirAll(filepath.Join(e.home, "config", "lore"), 0o755)
+	os.WriteFile(filepath.Join(e.home, "config", "lore", "config.yaml"), []byte("rerank-model: org/mine\n"), 0o644)
 	r = e.run(false, "models", "rm", "org/mine")
 	if r.code != 0 || !strings.Contains(r.stdout, "rerank-model") || !strings.Contains(r.stdout, "fused order") {
 		t.Fatalf("rm of the configured model: exit %d %q", r.code, r.stdout)

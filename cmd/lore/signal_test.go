@@ -175,7 +175,7 @@ func TestAskCtrlCWhileReadingInput(t *testing.T) {
 			}
 			var stdout, stderr lockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			os.Remove(filepath.Join(e.vars["XDG_STATE_HOME"], "github.com/lore-cli/lore", "lore.log"))
+			os.Remove(filepath.Join(e.vars["XDG_STATE_HOME"], "lore", "lore.log"))
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestAskCtrlCWhileReadingInput(t *testing.T) {
 			// signal handler is in place and just before the input is.
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) {
-				if _, err := os.Stat(filepath.Join(e.vars["XDG_STATE_HOME"], "github.com/lore-cli/lore", "lore.log")); err == nil {
+				if _, err := os.Stat(filepath.Join(e.vars["XDG_STATE_HOME"], "lore", "lore.log")); err == nil {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)

@@ -126,7 +126,7 @@ func (r results) get(name, unit string) (float64, bool) {
 var tracked = []struct {
 	what, bench, unit, target string
 }{
-	{"`lore ask` time to first token / Ollama's own, same final prompt", "BenchmarkRealOllama/AskTTFT", "github.com/lore-cli/lore/direct", ""},
+	{"`lore ask` time to first token / Ollama's own, same final prompt", "BenchmarkRealOllama/AskTTFT", "lore/direct", ""},
 	{"`lore ask` overhead before the first token (ms)", "BenchmarkRealOllama/AskTTFT", "overhead-ms", ""},
 	{"index build of 300 chunks (64-d), chunks/s with embedding free", "BenchmarkRealOllama/Index", "no-embed-chunks/s", ""},
 	{"the same build, chunks/s with the real /api/embed (tiny model)", "BenchmarkRealOllama/Index", "real-embed-chunks/s", ""},
@@ -155,10 +155,10 @@ var tracked = []struct {
 	{"keyword stage p50 at 100k, BM25F top 50 over lore's postings (ms)", "BenchmarkLexicalStage/100k", "bm25f-p50-ms", "≤ 1"},
 	{"the same with the proximity re-rank, as lore searches (ms)", "BenchmarkLexicalStage/100k", "lore-p50-ms", ""},
 	{"the previous lore's FTS5 bm25() query at 100k (ms)", "BenchmarkLexicalStage/100k", "fts5-p50-ms", ""},
-	{"lore's keyword stage / FTS5 at 100k (p50)", "BenchmarkLexicalStage/100k", "github.com/lore-cli/lore/fts5", ""},
+	{"lore's keyword stage / FTS5 at 100k (p50)", "BenchmarkLexicalStage/100k", "lore/fts5", ""},
 	{"bleve v2 BM25 / FTS5 at 100k (p50)", "BenchmarkLexicalStage/100k", "bleve/fts5", ""},
 	{"rerank 20×256 tokens, MiniLM-L-6 shape, ONNX Runtime (ms)", "BenchmarkRerank", "ort-L6-ms", ""},
-	{"lore's ONNX Runtime backend / a bare onnxruntime_go session", "BenchmarkRerank", "github.com/lore-cli/lore/bare-ort", "≤ 1.1"},
+	{"lore's ONNX Runtime backend / a bare onnxruntime_go session", "BenchmarkRerank", "lore/bare-ort", "≤ 1.1"},
 	{"hugot pure-Go backend / ONNX Runtime", "BenchmarkRerank", "hugot/ort", ""},
 	{"rerank 20×256, MiniLM-L-6 shape, fp32, ONNX Runtime, beside int8 (ms)", "BenchmarkRerankInt8", "L6-fp32-ms", ""},
 	{"int8 / fp32 time, MiniLM-L-6 shape, the export `models pull` picks here", "BenchmarkRerankInt8", "L6-int8/fp32", "≤ 0.4 (issue 13)"},
