@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,7 +184,7 @@ func TestAskCtrlCWhileReadingInput(t *testing.T) {
 			// signal handler is in place and just before the input is.
 			deadline := time.Now().Add(20 * time.Second)
 			for time.Now().Before(deadline) {
-				if logOpened(e.vars["XDG_STATE_HOME"]) {
+				if _, err := os.Stat(filepath.Join(e.vars["XDG_STATE_HOME"], "lore", "lore.log")); err == nil {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)
@@ -218,14 +217,4 @@ func TestAskCtrlCWhileReadingInput(t *testing.T) {
 			}
 		})
 	}
-}
-
-// logOpened reports whether lore.log exists anywhere under the state dir.
-func logOpened(stateHome string) bool {
-	found := false
-	filepath.WalkDir(stateHome, func(p string, d fs.DirEntry, err error) error {
-		found = found || err == nil && d.Name() == "lore.log"
-		return nil
-	})
-	return found
 }
