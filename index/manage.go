@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,25 +35,37 @@ const removingSuffix = ".removing"
 // List describes the indexes in parent (config's IndexesDir), by name. A
 // missing parent is no error: nothing has been indexed yet.
 func List(ctx context.Context, parent string) ([]Info, error) {
+	names, err := Names(parent)
+	if err != nil {
+		return nil, err
+	}
+	out := []Info{}
+	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, InfoOf(ctx, filepath.Join(parent, name), name))
+	}
+	return out, nil
+}
+
+// Names lists the indexes in parent, sorted, without opening any: for
+// shell completion, which must answer at once.
+func Names(parent string) ([]string, error) {
 	entries, err := os.ReadDir(parent)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []Info{}, nil
+		return []string{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
-	out := []Info{}
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
+	names := []string{}
+	for _, e := range entries { // ReadDir sorts by name
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		out = append(out, InfoOf(ctx, filepath.Join(parent, e.Name()), e.Name()))
 	}
-	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return names, nil
 }
 
 // InfoOf describes the index in dir. Damage is not an error here: it is

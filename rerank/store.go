@@ -80,6 +80,23 @@ func (s Store) Find(name string) (string, error) {
 
 // List returns the installed models, by name.
 func (s Store) List() ([]Installed, error) {
+	names, err := s.Names()
+	if err != nil {
+		return nil, err
+	}
+	var out []Installed
+	for _, name := range names {
+		if m, err := describe(name, s.Path(name)); err == nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Names lists the installed models, sorted, without reading their files
+// as List does (checksums): shell completion must answer at once. A broken
+// folder is not a model; `lore models import` replaces it.
+func (s Store) Names() ([]string, error) {
 	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -87,19 +104,16 @@ func (s Store) List() ([]Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Installed
+	var names []string
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if _, err := CheckModelDir(filepath.Join(s.Dir, e.Name())); err == nil {
+				names = append(names, strings.ReplaceAll(e.Name(), "__", "/"))
+			}
 		}
-		m, err := describe(strings.ReplaceAll(e.Name(), "__", "/"), filepath.Join(s.Dir, e.Name()))
-		if err != nil {
-			continue // a broken folder is not a model; `lore models import` replaces it
-		}
-		out = append(out, m)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	sort.Strings(names)
+	return names, nil
 }
 
 func describe(name, dir string) (Installed, error) {

@@ -217,6 +217,7 @@ the passages that answer your questions, with a local Ollama model.`,
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams),
 		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams), newEvalCmd(g, streams), newDoctorCmd(g, streams))
+	registerCompletions(root, g, streams)
 	for _, c := range root.Commands() {
 		if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
 			c.RunE = unknownSubcommand
