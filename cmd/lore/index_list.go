@@ -48,7 +48,7 @@ func runIndexList(ctx context.Context, cfg config.Config, asJSON bool, streams *
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(streams.Out)
+		enc := json.NewEncoder(termsafe.JSON(streams.Out))
 		enc.SetIndent("", "  ")
 		return enc.Encode(list)
 	}

@@ -51,6 +51,22 @@ func TestIndexList(t *testing.T) {
 		t.Errorf("default: %v", list[0])
 	}
 
+	// A folder lore did not make, named with an 8-bit CSI: listed, but
+	// never raw on stdout.
+	cfg, err := config.Load("", func(k string) string { return e.vars[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(cfg.IndexesDir(), "odd\u009b31m"), 0o755)
+	r = e.run(false, "index", "list", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `\u009b`) || strings.ContainsRune(r.stdout, 0x9b) {
+		t.Errorf("--json with an odd name: exit %d %q", r.code, r.stdout)
+	}
+	if r = e.run(true, "index", "list"); strings.ContainsRune(r.stdout, 0x9b) {
+		t.Errorf("table with an odd name: %q", r.stdout)
+	}
+	os.Remove(filepath.Join(cfg.IndexesDir(), "odd\u009b31m"))
+
 	r = e.run(false, "index", "list")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") || !strings.HasPrefix(lines[1], "default ") ||

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (make
@@ -28,7 +30,7 @@ recorded), the commit it was built from, and the Go toolchain.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := currentVersion()
 			if asJSON {
-				enc := json.NewEncoder(streams.Out)
+				enc := json.NewEncoder(termsafe.JSON(streams.Out))
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)
 			}
