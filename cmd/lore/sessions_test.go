@@ -48,7 +48,7 @@ func TestSessionsRmSaysWhatItRemoved(t *testing.T) {
 		t.Errorf("exit %d\n got %q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
 	}
 	r = e.run(false, "sessions", "rm", ids[1])
-	if want := "removed session " + ids[1] + ` (1 turn, 'one \x1b]0;title\x07 question')` + "\n"; r.code != 0 || r.stdout != want {
+	if want := "removed session " + ids[1] + ` (1 turn, 'one  question')` + "\n"; r.code != 0 || r.stdout != want {
 		t.Errorf("exit %d\n got %q\nwant %q", r.code, r.stdout, want)
 	}
 	if r := e.run(false, "sessions", "list"); strings.Contains(r.stdout, ids[0]) || strings.Contains(r.stdout, ids[1]) {
