@@ -393,7 +393,7 @@ type qterm struct {
 // Query term handling.
 const (
 	stopLore = "lore" // queryTerms: lore's stopword list, one-letter words dropped
-	stopNone = "none"                     // every word of the question (one-letter words dropped)
+	stopNone = "none" // every word of the question (one-letter words dropped)
 )
 
 // query turns a question into terms. Stemmed duplicates are merged into
