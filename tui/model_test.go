@@ -154,6 +154,24 @@ func TestGoldenEmptyIndex(t *testing.T) {
 	golden.RequireEqual(t, h.screen())
 }
 
+// A note at startup (here the reranker's) takes the empty-index screen's
+// place: the banner still says that the index is not built and how to
+// build it.
+func TestGoldenUnbuiltIndexAfterANote(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	h.send(statusMsg{info: app.IndexInfo{Name: "docs"}, notices: []string{"no reranker model installed, results are in fused order"}})
+	s := h.screen()
+	if !strings.Contains(s, `NO INDEX "docs" YET`) || !strings.Contains(s, "lore index PATH") || !strings.Contains(s, "no reranker model") {
+		t.Fatalf("no banner saying the index is not built, or the note is lost:\n%s", s)
+	}
+	golden.RequireEqual(t, s)
+	// Once built, the banner goes.
+	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 3}})
+	if s := h.screen(); strings.Contains(s, "NO INDEX") {
+		t.Fatalf("banner left after the build:\n%s", s)
+	}
+}
+
 func TestGoldenStreaming(t *testing.T) {
 	h := newHarness(t, 100, 30, "dark")
 	h.streamAnswer()

@@ -35,9 +35,25 @@ func (m *Model) transcriptWidth() int {
 func (m *Model) panelWidth() int { return m.width * 45 / 100 }
 
 func (m *Model) bannerText() string {
-	if m.chatErr == nil {
-		return ""
+	var b []string
+	if m.unbuilt() && !m.emptyIndexShown() {
+		// The empty-index screen says this at length; once a note or a
+		// command's output has replaced it, the banner keeps saying it.
+		b = append(b, fmt.Sprintf("NO INDEX %q YET · /add PATH here, or lore index PATH in another terminal", m.info.Name))
 	}
+	if m.chatErr != nil {
+		b = append(b, m.chatErrText())
+	}
+	return strings.Join(b, "\n")
+}
+
+// unbuilt is true when the chat's index has never been built.
+func (m *Model) unbuilt() bool { return !m.info.Built && m.info.Name != "" }
+
+// emptyIndexShown is true while the transcript is the empty-index screen.
+func (m *Model) emptyIndexShown() bool { return m.unbuilt() && len(m.turns) == 0 }
+
+func (m *Model) chatErrText() string {
 	// The sentinel's words ("ollama unreachable: ") repeat what follows.
 	msg := excerpt.FirstLine(m.chatErr.Error())
 	for _, sentinel := range []error{ollama.ErrUnreachable, ollama.ErrModelMissing} {
@@ -161,7 +177,7 @@ func (m *Model) render() string {
 // lines, with a "↓ N new lines" marker when the user scrolled up while an
 // answer streams below.
 func (m *Model) transcriptView(width, height int) string {
-	if !m.info.Built && m.info.Name != "" && len(m.turns) == 0 {
+	if m.emptyIndexShown() {
 		return m.emptyIndexView(width, height)
 	}
 	lines := m.transcript()
