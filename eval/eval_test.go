@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -263,6 +264,52 @@ func TestWriteMarkdown(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// A kind no metric ran on (unanswerable questions without answers) has no
+// score: n/a, not a 0 that reads as a failure.
+func TestKindWithoutMetricsHasNoScore(t *testing.T) {
+	qs := []Question{{ID: "a", Question: "first", Kind: "lookup", Gold: []Gold{{Path: "a.md", Lines: [2]int{1, 5}}}},
+		{ID: "u", Question: "second", Kind: "unanswerable", Answerable: new(bool)}}
+	eng := &fakeEngine{ranked: map[string][]agent.Passage{"first": {{Path: "a.md", Start: 1, End: 2}}}}
+	rep, err := Run(context.Background(), eng, qs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.Main().ByKind["unanswerable"].Metrics); n != 0 {
+		t.Fatalf("the unanswerable kind has %d metrics: the test needs none", n)
+	}
+	var md bytes.Buffer
+	if err := rep.WriteMarkdown(&md, "t"); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.HasPrefix(l, "| unanswerable |") && (strings.Contains(l, "0.000") || !strings.HasSuffix(l, "| – | 0 |")) {
+			t.Errorf("markdown row of a kind without metrics: %q, want its score –", l)
+		}
+	}
+	js, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Setups []struct {
+			Overall struct{ Score *float64 }
+			ByKind  map[string]struct {
+				Score   *float64
+				Verdict *string
+			} `json:"by_kind"`
+		}
+	}
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if k := back.Setups[0].ByKind["unanswerable"]; k.Score != nil || k.Verdict != nil {
+		t.Errorf("JSON of a kind without metrics has a score or verdict, want null:\n%s", js)
+	}
+	if s := back.Setups[0].Overall.Score; s == nil || *s != 1 {
+		t.Errorf("JSON overall score %v, want 1", s)
 	}
 }
 

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -60,6 +61,21 @@ type Summary struct {
 	Count   map[string]int     `json:"count"` // questions each metric ran on
 	Score   float64            `json:"score"`
 	Verdict string             `json:"verdict"`
+}
+
+// MarshalJSON writes score and verdict as null when no metric ran: a 0
+// would read as a failure.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	out := struct {
+		plain
+		Score   *float64 `json:"score"`
+		Verdict *string  `json:"verdict"`
+	}{plain: plain(s)}
+	if len(s.Metrics) > 0 {
+		out.Score, out.Verdict = &s.Score, &s.Verdict
+	}
+	return json.Marshal(out)
 }
 
 func (sr *SetupReport) summarise() {
@@ -322,7 +338,11 @@ func (r *Report) WriteMarkdown(w io.Writer, title string) error {
 					fmt.Fprint(w, " – |")
 				}
 			}
-			fmt.Fprintf(w, " %.3f | %d |\n", s.Score, s.Errors)
+			score := "–"
+			if len(s.Metrics) > 0 {
+				score = fmt.Sprintf("%.3f", s.Score)
+			}
+			fmt.Fprintf(w, " %s | %d |\n", score, s.Errors)
 		}
 		fmt.Fprintln(w)
 	}
