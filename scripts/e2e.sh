@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of lore against a real Ollama server on loopback, with a
-# tiny generated model (no downloads): indexing with real embeddings, hybrid
+# tiny generated model (no model downloads): indexing with real embeddings, hybrid
 # search, ask, sessions, lore doctor, a missing model, a stopped server, a server killed
 # mid-answer, Ctrl+C mid-answer, incremental re-indexing, and the offline
 # guarantee inside a network namespace. Every server is started in its own
@@ -123,19 +123,31 @@ check "doctor with the chat model missing exits 1 and names ollama pull (got $co
 # --- lore eval on the public Prometheus docs set (../shared/eval) -------------
 # Hybrid with the real server's embeddings, in an index of its own: the table
 # and the verdict (the tiny model's vectors are noise, so not the numbers).
-prom=$(go mod download -json github.com/prometheus/prometheus@v0.316.0 |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')/docs
+# The questions live beside the repository (../shared/eval) and the docs come
+# from the Go module proxy (GOPROXY, its cache first): without either, these
+# checks are skipped, saying why, and the rest still run.
 questions=../shared/eval/prometheus_docs.jsonl
-run "$work/prom.json" "$work/err" "$lore" --index prom index --json "$prom"
-first=$code
-# Chunks of the same text share one vector, so embedded counts can be fewer
-# than chunks: a second run that embeds nothing says none is missing.
-run "$work/prom2.json" "$work/err" "$lore" --index prom index --json "$prom"
-check "the Prometheus docs index with real embeddings, none missing (exit $first, $code)" \
-  jq_ok "$work/prom2.json" 'd["total_chunks"] > 700 and d["chunks_embedded"] == 0 and d["files_unchanged"] == 30'
-run "$work/prom.txt" "$work/prom.err" "$lore" --index prom eval --no-answers "$questions"
-check "eval on the Prometheus set prints the table and a verdict (exit $code)" \
-  bash -c "grep -q '^ *all  *40 ' '$work/prom.txt' && grep -Eq 'global score .*(EXCELLENT|ACCEPTABLE|INSUFFICIENT)' '$work/prom.txt'"
+skipped=0
+if [[ ! -f $questions ]]; then
+  echo "skip eval on the Prometheus set: $questions is missing (it sits beside the repository in CI)"
+  skipped=1
+elif ! prom=$(go mod download -json github.com/prometheus/prometheus@v0.316.0 2>"$work/prom.dl.err" |
+  python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["Dir"]) if d.get("Dir") else sys.exit(d.get("Error", "no Dir"))' 2>>"$work/prom.dl.err"); then
+  echo "skip eval on the Prometheus set: the Go module proxy did not give github.com/prometheus/prometheus@v0.316.0: $(tail -1 "$work/prom.dl.err")"
+  skipped=1
+else
+  prom=$prom/docs
+  run "$work/prom.json" "$work/err" "$lore" --index prom index --json "$prom"
+  first=$code
+  # Chunks of the same text share one vector, so embedded counts can be fewer
+  # than chunks: a second run that embeds nothing says none is missing.
+  run "$work/prom2.json" "$work/err" "$lore" --index prom index --json "$prom"
+  check "the Prometheus docs index with real embeddings, none missing (exit $first, $code)" \
+    jq_ok "$work/prom2.json" 'd["total_chunks"] > 700 and d["chunks_embedded"] == 0 and d["files_unchanged"] == 30'
+  run "$work/prom.txt" "$work/prom.err" "$lore" --index prom eval --no-answers "$questions"
+  check "eval on the Prometheus set prints the table and a verdict (exit $code)" \
+    bash -c "grep -q '^ *all  *40 ' '$work/prom.txt' && grep -Eq 'global score .*(EXCELLENT|ACCEPTABLE|INSUFFICIENT)' '$work/prom.txt'"
+fi
 
 # --- Ctrl+C mid-answer -------------------------------------------------------
 # interrupt_when_streaming OUT SIGNAL-COMMAND...: once lore's stdout (OUT) has
@@ -206,5 +218,5 @@ stop_server TERM
 for _ in $(seq 50); do [[ -z $(left_running) ]] && break; sleep 0.1; done
 check "no Ollama server or runner is left running" test -z "$(left_running)"
 
-echo "e2e: $pass passed, $fail failed"
+echo "e2e: $pass passed, $fail failed, $skipped skipped"
 [[ $fail -eq 0 ]]
