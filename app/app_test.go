@@ -255,6 +255,19 @@ func ask(t *testing.T, e *Engine, q string) (agent.Event, string) {
 	return final, strings.Join(notices, "\n")
 }
 
+// A saved turn records the index it was asked on: the chat lists a
+// session under it and goes back to it on resume.
+func TestSavedTurnRecordsItsIndex(t *testing.T) {
+	e, cfg, _ := alphaEngine(t, ollamatest.New(t))
+	if ev, notes := ask(t, e, "what does the alpha widget do?"); ev == nil || notes != "" {
+		t.Fatalf("%T %s", ev, notes)
+	}
+	list, err := e.ListSessions(context.Background())
+	if err != nil || len(list) != 1 || list[0].Index != cfg.Index {
+		t.Fatalf("%v %+v, want one session of index %q", err, list, cfg.Index)
+	}
+}
+
 // Turns run concurrently on one engine (the chat's retry while a search
 // runs, a server's requests) share the index and embedder safely, and each
 // is saved in its own session; a follow-up loads its session's history.

@@ -148,7 +148,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			if res.Answer != "" && !req.NoSave {
 				n, err := 0, sessErr
 				if err == nil {
-					n, err = sessions.Append(context.WithoutCancel(ctx), id, SessionTurn(res))
+					t := SessionTurn(res)
+					t.Index = cfg.Index // /sessions lists a chat's own; resuming goes back to it
+					n, err = sessions.Append(context.WithoutCancel(ctx), id, t)
 				}
 				if err != nil {
 					slog.Warn("save session", "err", err)

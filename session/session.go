@@ -12,9 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/lore-cli/lore/internal/sqlitex"
+	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lore-cli/lore/internal/sqlitex"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -40,6 +42,20 @@ CREATE TABLE IF NOT EXISTS turns(
 	PRIMARY KEY(session_id, n)
 );`
 
+// migrate adds what older stores lack: the index a turn was asked on.
+// Two processes may open an old store at once: the loser of the race finds
+// the column added.
+func migrate(db *sql.DB) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('turns') WHERE name = 'index_name'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if _, err := db.Exec(`ALTER TABLE turns ADD COLUMN index_name TEXT NOT NULL DEFAULT ''`); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+		return err
+	}
+	return nil
+}
+
 // ErrNotFound means no session has that id.
 var ErrNotFound = errors.New("no such session")
 
@@ -59,15 +75,18 @@ type Source struct {
 
 // Turn is one question and its answer.
 type Turn struct {
-	N          int       `json:"n"`
-	Question   string    `json:"question"`
-	Standalone string    `json:"standalone_query"`
-	Answer     string    `json:"answer"`
-	Route      string    `json:"route"`
-	Mode       string    `json:"mode"`
-	Model      string    `json:"model"`
-	Sources    []Source  `json:"sources"`
-	Created    time.Time `json:"created_at"`
+	N          int      `json:"n"`
+	Question   string   `json:"question"`
+	Standalone string   `json:"standalone_query"`
+	Answer     string   `json:"answer"`
+	Route      string   `json:"route"`
+	Mode       string   `json:"mode"`
+	Model      string   `json:"model"`
+	Sources    []Source `json:"sources"`
+	// Index is the index the turn was asked on ("" for turns saved before
+	// lore recorded it).
+	Index   string    `json:"index,omitempty"`
+	Created time.Time `json:"created_at"`
 }
 
 // Session is a conversation.
@@ -76,7 +95,9 @@ type Session struct {
 	Title   string    `json:"title"`
 	Created time.Time `json:"created_at"`
 	Updated time.Time `json:"updated_at"`
-	Turns   []Turn    `json:"turns,omitempty"`
+	// Index is the index of the session's last turn ("" when unknown).
+	Index string `json:"index,omitempty"`
+	Turns []Turn `json:"turns,omitempty"`
 }
 
 // Store is the sessions database.
@@ -93,6 +114,10 @@ func Open(path string) (*Store, error) {
 		if sqlitex.Damaged(err) {
 			return nil, damaged(path, err)
 		}
+		return nil, fmt.Errorf("open sessions %s: %w", path, err)
+	}
+	if err := migrate(db); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("open sessions %s: %w", path, err)
 	}
 	// The file is small; a quick check costs milliseconds and keeps a
@@ -149,8 +174,8 @@ func (s *Store) Append(ctx context.Context, id string, t Turn) (int, error) {
 		return 0, err
 	}
 	src, _ := json.Marshal(t.Sources)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(session_id, n, question, standalone, answer, route, mode, model, sources, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, n, t.Question, t.Standalone, t.Answer, t.Route, t.Mode, t.Model, string(src), now.Unix()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(session_id, n, question, standalone, answer, route, mode, model, sources, index_name, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, n, t.Question, t.Standalone, t.Answer, t.Route, t.Mode, t.Model, string(src), t.Index, now.Unix()); err != nil {
 		return 0, err
 	}
 	return n, tx.Commit()
@@ -168,7 +193,7 @@ func (s *Store) Get(ctx context.Context, id string) (Session, error) {
 		return se, err
 	}
 	se.Created, se.Updated = time.Unix(created, 0), time.Unix(updated, 0)
-	rows, err := s.db.QueryContext(ctx, `SELECT n, question, standalone, answer, route, mode, model, sources, created_at FROM turns WHERE session_id = ? ORDER BY n`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT n, question, standalone, answer, route, mode, model, sources, index_name, created_at FROM turns WHERE session_id = ? ORDER BY n`, id)
 	if err != nil {
 		return se, err
 	}
@@ -177,19 +202,22 @@ func (s *Store) Get(ctx context.Context, id string) (Session, error) {
 		var t Turn
 		var src string
 		var at int64
-		if err := rows.Scan(&t.N, &t.Question, &t.Standalone, &t.Answer, &t.Route, &t.Mode, &t.Model, &src, &at); err != nil {
+		if err := rows.Scan(&t.N, &t.Question, &t.Standalone, &t.Answer, &t.Route, &t.Mode, &t.Model, &src, &t.Index, &at); err != nil {
 			return se, err
 		}
 		json.Unmarshal([]byte(src), &t.Sources)
 		t.Created = time.Unix(at, 0)
 		se.Turns = append(se.Turns, t)
+		se.Index = t.Index
 	}
 	return se, rows.Err()
 }
 
 // List returns the sessions, most recent first, without their turns.
 func (s *Store) List(ctx context.Context) ([]Session, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, created_at, updated_at FROM sessions ORDER BY updated_at DESC, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, title, created_at, updated_at,
+		coalesce((SELECT index_name FROM turns WHERE session_id = sessions.id ORDER BY n DESC LIMIT 1), '')
+		FROM sessions ORDER BY updated_at DESC, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +226,7 @@ func (s *Store) List(ctx context.Context) ([]Session, error) {
 	for rows.Next() {
 		var se Session
 		var c, u int64
-		if err := rows.Scan(&se.ID, &se.Title, &c, &u); err != nil {
+		if err := rows.Scan(&se.ID, &se.Title, &c, &u, &se.Index); err != nil {
 			return nil, err
 		}
 		se.Created, se.Updated = time.Unix(c, 0), time.Unix(u, 0)

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -107,5 +108,52 @@ func TestDamagedStore(t *testing.T) {
 			t.Errorf("seed %d: opened, then list: %v", seed, err)
 		}
 		st.Close()
+	}
+}
+
+// A turn remembers the index it was asked on, and a session the index of
+// its last turn; a store from before that is upgraded in place and its
+// sessions have no index.
+func TestSessionsRememberTheirIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	old, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(schema); err != nil { // the schema before index_name
+
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`INSERT INTO sessions VALUES('old', 'an old question', 1, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`INSERT INTO turns VALUES('old', 1, 'an old question', '', 'a', 'docs', 'offline', 'm', '[]', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Append(ctx, "s1", Turn{Question: "q", Answer: "a", Index: "work"})
+	st.Append(ctx, "s1", Turn{Question: "q2", Answer: "a", Index: "notes"})
+	st.Append(ctx, "s2", Turn{Question: "q", Answer: "a", Index: "work"})
+	list, err := st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range list {
+		got[s.ID] = s.Index
+	}
+	if got["s1"] != "notes" || got["s2"] != "work" || got["old"] != "" || len(got) != 3 {
+		t.Fatalf("indexes of the sessions: %v", got)
+	}
+	se, err := st.Get(ctx, "s1")
+	if err != nil || se.Index != "notes" || se.Turns[0].Index != "work" {
+		t.Fatalf("%v %+v", err, se)
 	}
 }

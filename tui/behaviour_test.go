@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/session"
 )
@@ -473,5 +475,54 @@ func TestEscapeSequencesNeverReachTheScreen(t *testing.T) {
 	}
 	if s := h.screen(); !strings.Contains(s, "saved question") || !strings.Contains(s, "evil.md:1-2 > Heading") {
 		t.Errorf("resumed:\n%s", s)
+	}
+}
+
+// /sessions lists the chat's own index's sessions (and those saved before
+// sessions knew their index); resuming one of another index switches to it,
+// and one whose index is not built is refused, saying so.
+func TestSessionsBelongToTheirIndex(t *testing.T) {
+	h := newHarness(t, 80, 20, "dark")
+	ctx := context.Background()
+	store, err := h.eng.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, idx := range map[string]string{"aaaaaaaaaaaa": "docs", "bbbbbbbbbbbb": "notes", "cccccccccccc": "", "dddddddddddd": "gone"} {
+		if _, err := store.Append(ctx, id, session.Turn{Question: "question of " + cmp.Or(idx, "no index"), Answer: "…", Route: "docs", Index: idx}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := h.m.listSessions()().(sessionsMsg)
+	h.send(msg)
+	s := h.screen()
+	if !strings.Contains(s, "question of docs") || !strings.Contains(s, "question of no index") || strings.Contains(s, "question of notes") {
+		t.Fatalf("/sessions should list the sessions of docs only:\n%s", s)
+	}
+	h.press(tea.Key{Code: tea.KeyEscape})
+
+	// "notes" is built: resuming its session switches the chat to it.
+	cfg := h.eng.Config()
+	cfg.Index = "notes"
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "n.md"), []byte("# Notes\n\nbuy milk\n"), 0o644)
+	if _, err := index.Build(ctx, cfg.IndexDir(), index.BuildOptions{Name: "notes", Paths: []string{docs}, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, h.m, h.m.loadSession("bbbbbbbbbbbb"))
+	if got := h.eng.Config().Index; got != "notes" {
+		t.Fatalf("resumed a session of notes on index %q", got)
+	}
+	if s := h.screen(); !strings.Contains(s, "index: notes (the session's)") {
+		t.Fatalf("the switch is not told:\n%s", s)
+	}
+
+	// "gone" is not built: refused, and the chat stays where it was.
+	run(t, h.m, h.m.loadSession("dddddddddddd"))
+	if got := h.eng.Config().Index; got != "notes" || h.m.sessionID != "bbbbbbbbbbbb" {
+		t.Fatalf("index %q, session %q after refusing", got, h.m.sessionID)
+	}
+	if s := h.screen(); !strings.Contains(s, `asked on index "gone"`) {
+		t.Fatalf("the refusal is not told:\n%s", s)
 	}
 }

@@ -361,7 +361,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.addInfo(excerpt.FirstLine(msg.err.Error()))
 			return m, nil
 		}
-		m.picker = newSessionPicker(msg.list)
+		m.picker = newSessionPicker(m.eng.Config().Index, msg.list)
 		return m, nil
 	case resumeMsg:
 		return m.resumed(msg)

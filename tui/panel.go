@@ -135,12 +135,23 @@ func (m *Model) panelView(width, height int) string {
 
 // picker chooses a saved session: arrows move, typing filters, enter resumes.
 type picker struct {
+	index  string // the chat's index: only its sessions are listed
 	all    []session.Session
 	filter string
 	cursor int
 }
 
-func newSessionPicker(list []session.Session) *picker { return &picker{all: list} }
+// newSessionPicker lists the sessions of index, and those saved before lore
+// recorded the index of a session.
+func newSessionPicker(index string, list []session.Session) *picker {
+	p := &picker{index: index}
+	for _, s := range list {
+		if s.Index == index || s.Index == "" {
+			p.all = append(p.all, s)
+		}
+	}
+	return p
+}
 
 func (p *picker) visible() []session.Session {
 	if p.filter == "" {
@@ -191,7 +202,7 @@ func (m *Model) pickerKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 func (m *Model) pickerView(width, height int) string {
 	p := m.picker
 	vis := p.visible()
-	lines := []string{ansi.Truncate(m.st.panelTitle.Render(fmt.Sprintf("Sessions · %d", len(vis)))+m.st.dim.Render("  type to filter · ↑/↓ · enter resume · esc close"), max(width-4, 10), "…"),
+	lines := []string{ansi.Truncate(m.st.panelTitle.Render(fmt.Sprintf("Sessions of %s · %d", p.index, len(vis)))+m.st.dim.Render("  type to filter · ↑/↓ · enter resume · esc close"), max(width-4, 10), "…"),
 		"filter: " + p.filter + "▏"}
 	if len(vis) == 0 {
 		lines = append(lines, m.st.dim.Render("no sessions match"))

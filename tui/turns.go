@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,6 +141,11 @@ func (m *Model) loadSession(id string) tea.Cmd {
 	eng, ctx := m.eng, m.ctx
 	return func() tea.Msg {
 		se, err := eng.Session(ctx, id)
+		if err == nil && se.Index != "" && se.Index != eng.Config().Index && !slices.Contains(eng.Indexes(), se.Index) {
+			// Its passages and follow-ups belong to that index: answering
+			// them from another would mix two sets of documents.
+			err = fmt.Errorf("session %s was asked on index %q, which is not built (/index lists the indexes)", se.ID, se.Index)
+		}
 		return resumeMsg{id: id, se: se, err: err}
 	}
 }
@@ -170,6 +176,15 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	m.histPos = len(m.history)
 	m.addInfo(fmt.Sprintf("resumed session %s (%d turns, started %s)", msg.se.ID, len(msg.se.Turns), msg.se.Created.Format("2006-01-02 15:04")))
 	m.follow = true
+	if idx := msg.se.Index; idx != "" && idx != m.eng.Config().Index {
+		// A follow-up is answered from the session's own documents.
+		if err := m.eng.SetIndex(idx); err != nil {
+			m.addInfo(err.Error())
+			return m, cmd
+		}
+		m.addInfo("index: " + idx + " (the session's)")
+		return m, tea.Batch(cmd, m.checkStatus(false))
+	}
 	return m, cmd
 }
 

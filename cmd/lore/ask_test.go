@@ -84,7 +84,7 @@ func TestAskJSONFromStdin(t *testing.T) {
 	if !strings.Contains(r.stdout, "## 2. and on Windows?") || !strings.Contains(r.stdout, "*[1] context.md") {
 		t.Errorf("sessions show:\n%s", r.stdout)
 	}
-	if r = e.run(false, "sessions", "list"); !strings.Contains(r.stdout, out.Session) {
+	if r = e.run(false, "sessions", "list"); !strings.Contains(r.stdout, out.Session) || !strings.Contains(r.stdout, " go ") {
 		t.Errorf("sessions list:\n%s", r.stdout)
 	}
 }

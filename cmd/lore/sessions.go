@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -52,9 +53,9 @@ func newSessionsCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ss)
 			}
 			tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tFIRST QUESTION")
+			fmt.Fprintln(tw, "ID\tUPDATED\tINDEX\tFIRST QUESTION")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", s.ID, s.Updated.Format(time.DateTime), termsafe.Line(s.Title))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.Updated.Format(time.DateTime), termsafe.Line(cmp.Or(s.Index, "?")), termsafe.Line(s.Title))
 			}
 			return tw.Flush()
 		},
