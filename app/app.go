@@ -50,16 +50,21 @@ type Engine struct {
 	client *api.Client
 	rr     rerankSetup
 
-	mu         sync.Mutex
-	sessions   *session.Store
-	cfg        config.Config
-	ix         *openIndex
-	turns      sync.WaitGroup // Ask goroutines still running: Close lets them save
-	chatReady  map[string]bool
-	ollamaDown time.Time // when Ollama was last found unreachable; zero while it answers
-	outages    int       // outages seen, so that each is told once
-	rrFailed   bool      // the reranker failed at run time: searches keep the fused order
-	told       map[string]bool
+	mu       sync.Mutex
+	sessions *session.Store
+	// sessionsLost is set once the sessions file was found removed or
+	// replaced under this process: a chat's session may then be missing
+	// from the new file. sessionsNote says so at the next turn.
+	sessionsLost bool
+	sessionsNote string
+	cfg          config.Config
+	ix           *openIndex
+	turns        sync.WaitGroup // Ask goroutines still running: Close lets them save
+	chatReady    map[string]bool
+	ollamaDown   time.Time // when Ollama was last found unreachable; zero while it answers
+	outages      int       // outages seen, so that each is told once
+	rrFailed     bool      // the reranker failed at run time: searches keep the fused order
+	told         map[string]bool
 }
 
 // openIndex is one generation of the index and the embedder for its
@@ -189,8 +194,17 @@ func (e *Engine) Reranker() string {
 func (e *Engine) Sessions() (*session.Store, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.sessions != nil {
+	if e.sessions != nil && !e.sessions.Replaced() {
 		return e.sessions, nil
+	}
+	if e.sessions != nil {
+		// Deleted (or moved aside) while lore ran: turns saved in the
+		// old file would be lost when it closes. The old one is closed
+		// first: SQLite removes its -wal and -shm by name.
+		e.sessions.Close()
+		e.sessions = nil
+		e.sessionsLost = true
+		e.sessionsNote = "the sessions file " + filepath.Join(e.cfg.DataDir, "sessions.db") + " was removed or replaced while lore ran: turns are saved in a new one from now on"
 	}
 	if err := os.MkdirAll(e.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("sessions: %w", err)
@@ -201,6 +215,17 @@ func (e *Engine) Sessions() (*session.Store, error) {
 	}
 	e.sessions = s
 	return s, nil
+}
+
+// sessionsNotice returns, once, what the last reopening of the sessions
+// file has to tell, and whether the file was ever replaced under this
+// process.
+func (e *Engine) sessionsNotice() (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := e.sessionsNote
+	e.sessionsNote = ""
+	return n, e.sessionsLost
 }
 
 // acquire returns the current generation of the configured index, counted

@@ -268,6 +268,46 @@ func TestSavedTurnRecordsItsIndex(t *testing.T) {
 	}
 }
 
+// sessions.db deleted under an open chat: the next turn says so, is saved
+// in a new file that later runs can read, and the chat's follow-up goes on
+// in the same session (without the history that went with the old file).
+func TestSessionsFileRemovedUnderAChat(t *testing.T) {
+	e, cfg, _ := alphaEngine(t, ollamatest.New(t))
+	ctx := context.Background()
+	id, events, err := e.Ask(ctx, AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range events {
+	}
+	files, _ := filepath.Glob(filepath.Join(cfg.DataDir, "sessions.db*"))
+	for _, f := range files {
+		os.Remove(f)
+	}
+	_, events, err = e.Ask(ctx, AskRequest{SessionID: id, Turn: agent.Turn{Question: "and does it hum?"}})
+	if err != nil {
+		t.Fatalf("follow-up after the file was removed: %v", err)
+	}
+	var notes []string
+	for ev := range events {
+		if n, ok := ev.(agent.Notice); ok {
+			notes = append(notes, n.Text)
+		}
+	}
+	if s := strings.Join(notes, "\n"); !strings.Contains(s, "removed or replaced while lore ran") {
+		t.Errorf("no notice of the removed file: %q", notes)
+	}
+	st, err := session.Open(filepath.Join(cfg.DataDir, "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	se, err := st.Get(ctx, id)
+	if err != nil || len(se.Turns) != 1 || se.Turns[0].Question != "and does it hum?" {
+		t.Fatalf("the turn after the removal is not in the new file: %v %+v", err, se)
+	}
+}
+
 // Turns run concurrently on one engine (the chat's retry while a search
 // runs, a server's requests) share the index and embedder safely, and each
 // is saved in its own session; a follow-up loads its session's history.

@@ -52,6 +52,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	// A store that cannot open costs the saving, not the answer; only a
 	// follow-up, which needs its history, fails for it.
 	sessions, sessErr := e.Sessions()
+	note, lost := e.sessionsNotice()
 	id := req.SessionID
 	turn := req.Turn
 	if id != "" {
@@ -59,10 +60,16 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			return "", nil, sessErr
 		}
 		se, err := sessions.Get(ctx, id)
-		if err != nil {
+		switch {
+		case err == nil:
+			turn.History = History(se)
+		case lost && errors.Is(err, session.ErrNotFound):
+			// The session went with the file removed under this chat:
+			// it goes on, under the same id, without its history.
+			note = strings.TrimPrefix(note+"; this conversation's earlier turns went with the old file", "; ")
+		default:
 			return "", nil, err
 		}
-		turn.History = History(se)
 	} else {
 		id = session.NewID()
 	}
@@ -94,6 +101,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		}
 		for _, n := range e.Notices() {
 			send(agent.Notice{Text: n})
+		}
+		if note != "" {
+			send(agent.Notice{Text: note})
 		}
 		if !req.SourcesOnly {
 			switch err := e.ChatStatus(ctx, cfg.ChatModel); {

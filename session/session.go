@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -101,7 +102,11 @@ type Session struct {
 }
 
 // Store is the sessions database.
-type Store struct{ db *sql.DB }
+type Store struct {
+	db   *sql.DB
+	path string
+	file os.FileInfo // the file opened, to see it removed or replaced
+}
 
 // Open opens (creating) the sessions database at path.
 func Open(path string) (*Store, error) {
@@ -130,7 +135,21 @@ func Open(path string) (*Store, error) {
 		}
 		return nil, damaged(path, err)
 	}
-	return &Store{db: db}, nil
+	fi, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sessions %s: %w", path, err)
+	}
+	return &Store{db: db, path: path, file: fi}, nil
+}
+
+// Replaced reports whether the file at the store's path is gone or is
+// another file than the one opened (deleted, or moved aside and recreated,
+// while lore ran): what is saved then would go to a file nobody can open
+// again. Reopen the store.
+func (s *Store) Replaced() bool {
+	fi, err := os.Stat(s.path)
+	return err != nil || !os.SameFile(fi, s.file)
 }
 
 // ErrDamaged means the sessions file is not a sound database.
