@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -262,6 +263,60 @@ func TestGoldenNarrow(t *testing.T) {
 		}
 	}
 	golden.RequireEqual(t, s)
+}
+
+// At 40×20 the chat stays usable: the cancel line wraps instead of being
+// cut, the key help shows every binding (only its first column fitted),
+// and a session's question shows in the picker (it had three characters).
+func TestGolden40x20Cancelled(t *testing.T) {
+	h := newHarness(t, 40, 20, "dark")
+	seq := h.streamAnswer()
+	h.m.cancel = func() {}
+	h.press(tea.Key{Code: tea.KeyEscape})
+	res := doneResult()
+	res.Answer = testAnswer[:len(testAnswer)/2]
+	h.events(seq, agent.Saved{SessionID: "3f9a1c0e2b7d", Turn: 1}, agent.Cancelled{Result: res})
+	s := h.screen()
+	if !strings.Contains(strings.Join(strings.Fields(s), " "), "the partial answer above is kept") {
+		t.Fatalf("the cancel line is cut at 40 columns:\n%s", s)
+	}
+	golden.RequireEqual(t, s)
+}
+
+func TestGolden40x20Help(t *testing.T) {
+	h := newHarness(t, 40, 20, "dark")
+	h.typeText("?")
+	s := h.screen()
+	for _, b := range slices.Concat(h.m.keys.FullHelp()...) {
+		if !strings.Contains(s, b.Help().Desc) {
+			t.Errorf("the help at 40 columns lacks %q", b.Help().Desc)
+		}
+	}
+	for i, l := range strings.Split(s, "\n") {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %d is %d cells wide", i, w)
+		}
+	}
+	golden.RequireEqual(t, s)
+}
+
+func TestGolden40x20Sessions(t *testing.T) {
+	h := newHarness(t, 40, 20, "dark")
+	store, _ := h.eng.Sessions()
+	if _, err := store.Append(context.Background(), session.NewID(), session.Turn{Question: "how do I cancel a context after a timeout?", Answer: "…", Route: "docs"}); err != nil {
+		t.Fatal(err)
+	}
+	msg := h.m.listSessions()().(sessionsMsg)
+	msg.list[0].ID, msg.list[0].Updated = "000000000001", time.Date(2026, 11, 20, 10, 0, 0, 0, time.Local)
+	h.send(msg)
+	s := h.screen()
+	if !strings.Contains(s, "how do I cancel a cont") {
+		t.Fatalf("the session's question does not show at 40 columns:\n%s", s)
+	}
+	golden.RequireEqual(t, s)
+	if row := sessionRow(session.Session{Title: "saved\x1b]0;owned\x07 question"}, 36); strings.ContainsAny(row, "\x1b\x07") {
+		t.Errorf("narrow session row: %q", row)
+	}
 }
 
 // The light theme is checked with its colours: stripped, it reads the same.

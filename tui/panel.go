@@ -210,7 +210,7 @@ func (m *Model) pickerView(width, height int) string {
 	avail := max(height-4, 1)
 	start := max(0, p.cursor-avail+1)
 	for i := start; i < len(vis) && i < start+avail; i++ {
-		row := ansi.Truncate(sessionTitle(vis[i]), max(width-4, 10), "…")
+		row := ansi.Truncate(sessionRow(vis[i], width-4), max(width-4, 10), "…")
 		if i == p.cursor {
 			row = m.st.cursor.Render(row)
 		}

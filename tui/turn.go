@@ -105,9 +105,9 @@ func (t *turn) render(width int, st styles) []string {
 	switch t.state {
 	case turnCancelled:
 		if t.answer == "" {
-			add(st.notice.Render("⊘ cancelled before the answer started"))
+			add(wrap(st.notice.Render("⊘ cancelled before the answer started"), width))
 		} else {
-			add(st.notice.Render("⊘ cancelled — the partial answer above is kept"))
+			add(wrap(st.notice.Render("⊘ cancelled — the partial answer above is kept"), width))
 		}
 	case turnFailed:
 		add(wrap(st.errText.Render("✗ "+t.err), width))

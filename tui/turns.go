@@ -231,7 +231,17 @@ func (m *Model) modelsLoaded(msg modelsMsg) (tea.Model, tea.Cmd) {
 // errNotFinished is why a turn still running cannot be copied or opened.
 var errNotFinished = errors.New("the answer is still streaming")
 
-// sessionTitle is how the picker shows a session.
+// sessionRow is a session's line in the picker, width cells at most: in
+// a narrow window the id and the year go, so that the question shows (at
+// 40 cells it had three characters).
+func sessionRow(s session.Session, width int) string {
+	if width < 60 {
+		return s.Updated.Format("01-02 15:04") + "  " + termsafe.Line(s.Title)
+	}
+	return sessionTitle(s)
+}
+
+// sessionTitle is how the picker shows a session, and what typing filters.
 func sessionTitle(s session.Session) string {
 	return fmt.Sprintf("%s  %s  %s", s.ID, s.Updated.Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 }

@@ -74,9 +74,42 @@ func (m *Model) transcriptHeight() int {
 
 func (m *Model) helpHeight() int {
 	if m.showHelp {
-		return lipgloss.Height(m.help.FullHelpView(m.keys.FullHelp()))
+		return lipgloss.Height(m.helpView())
 	}
 	return 1
+}
+
+// helpView is the full key help in columns; where the columns do not fit
+// side by side (at 40 cells all but the first were cut), every binding
+// flows in lines instead.
+func (m *Model) helpView() string {
+	groups := m.keys.FullHelp()
+	probe := m.help
+	probe.SetWidth(0)
+	if full := probe.FullHelpView(groups); lipgloss.Width(full) <= m.width {
+		return full
+	}
+	st := m.help.Styles
+	sep := st.FullSeparator.Render(" • ")
+	var lines []string
+	line, w := "", 0
+	for _, g := range groups {
+		for _, b := range g {
+			item := st.FullKey.Render(b.Help().Key) + " " + st.FullDesc.Render(b.Help().Desc)
+			iw := ansi.StringWidth(item)
+			switch {
+			case line == "":
+				line, w = item, iw
+			case w+3+iw <= m.width:
+				line, w = line+sep+item, w+3+iw
+			default:
+				lines = append(lines, ansi.Truncate(line, m.width, "…"))
+				line, w = item, iw
+			}
+		}
+	}
+	lines = append(lines, ansi.Truncate(line, m.width, "…"))
+	return strings.Join(lines, "\n")
 }
 
 // transcript is every line of every turn at the transcript's width. The
@@ -165,7 +198,7 @@ func (m *Model) render() string {
 	}
 	parts = append(parts, m.input.View())
 	if m.showHelp {
-		parts = append(parts, m.help.FullHelpView(m.keys.FullHelp()))
+		parts = append(parts, m.helpView())
 	} else {
 		parts = append(parts, m.hintLine())
 	}
