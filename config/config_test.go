@@ -118,6 +118,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"overlap", "", nil, Flags{"chunk-overlap": "1400"}, "chunk-overlap:"},
 		{"index name", "", nil, Flags{"index": "../etc"}, "index:"},
 		{"host", "", map[string]string{"LORE_OLLAMA_HOST": "ftp://x"}, nil, "ollama-host:"},
+		{"embed timeout", "", map[string]string{"LORE_EMBED_TIMEOUT": "soon"}, nil, "embed-timeout:"},
+		{"first token timeout", write("first-token-timeout: 0s\n"), nil, nil, "first-token-timeout:"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {
