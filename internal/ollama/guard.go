@@ -29,6 +29,9 @@ const (
 	// embedValueBytes is the JSON of one number of an embedding with its
 	// comma, generously: a float32 prints in at most 15 ("-1.2345678e-05,").
 	embedValueBytes = 24
+	// embedBase is an embed reply's JSON besides the numbers: the model's
+	// name, the durations, the brackets.
+	embedBase = 1 << 20
 	// MaxStreamLine caps one NDJSON line of a chat stream (a token and its
 	// metadata are a few hundred bytes; the final line has the counts).
 	MaxStreamLine = 1 << 20
@@ -36,15 +39,17 @@ const (
 	MaxStream = 64 << 20
 )
 
+// ReplyTimeout bounds a call with a small reply (version, tags, show, ps),
+// from the request to the end of the reply: these answer in milliseconds,
+// so one that takes longer is stuck. A variable so that tests of a hung
+// server need not wait it out.
+var ReplyTimeout = 10 * time.Second
+
 // streamCap is MaxStream; tests lower it to reach it quickly.
 var streamCap int64 = MaxStream
 
 // Deadlines, unless Timeouts says otherwise.
 const (
-	// ReplyTimeout bounds a call with a small reply (version, tags, show,
-	// ps), from the request to the end of the reply: these answer in
-	// milliseconds, so one that takes longer is stuck.
-	ReplyTimeout = 10 * time.Second
 	// DefaultEmbedTimeout bounds one /api/embed request: a batch on a slow
 	// CPU, and loading the model first.
 	DefaultEmbedTimeout = 2 * time.Minute
@@ -114,12 +119,12 @@ func kindOf(path string) kind {
 var loreDeadline = errors.New("lore's deadline")
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
-	path := req.URL.Path
-	k := kindOf(path)
+	k := kindOf(req.URL.Path)
+	path := req.Method + " " + req.URL.Path
 	limit, deadline := int64(MaxReply), g.t.Reply
 	switch k {
 	case embed:
-		limit += int64(countInputs(req)) * MaxEmbeddingDim * embedValueBytes
+		limit = embedBase + int64(countInputs(req))*MaxEmbeddingDim*embedValueBytes
 		deadline = g.t.Embed
 	case stream:
 		limit, deadline = streamCap, g.t.FirstToken
@@ -127,14 +132,14 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	parent := req.Context()
 	ctx, cancel := context.WithCancelCause(parent)
 	timer := time.AfterFunc(deadline, func() { cancel(loreDeadline) })
-	b := &body{g: g, path: path, ctx: ctx, parent: parent, cancel: cancel, timer: timer, deadline: deadline, max: limit, slot: slotOf(parent)}
+	b := &body{g: g, path: path, kind: k, ctx: ctx, parent: parent, cancel: cancel, timer: timer, deadline: deadline, max: limit, slot: slotOf(parent)}
 	resp, err := g.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		timer.Stop()
 		cancel(nil)
 		return nil, b.explain(err)
 	}
-	if resp.StatusCode < 300 && !isOllamaType(path, resp) {
+	if resp.StatusCode < 300 && !isOllamaType(req.URL.Path, resp) {
 		resp.Body.Close()
 		timer.Stop()
 		cancel(nil)
@@ -203,7 +208,8 @@ func countInputs(req *http.Request) int {
 type body struct {
 	g        *guard
 	rc       io.ReadCloser
-	path     string
+	path     string // method and path, for messages
+	kind     kind
 	ctx      context.Context
 	parent   context.Context
 	cancel   context.CancelCauseFunc
@@ -288,7 +294,7 @@ func (b *body) explain(err error) error {
 		return err
 	}
 	fix := "is it stuck or overloaded? (`ollama ps`, or restart `ollama serve`)"
-	switch kindOf(b.path) {
+	switch b.kind {
 	case embed:
 		fix += "; embed-timeout sets this limit"
 	case stream:

@@ -84,7 +84,7 @@ func TestEndlessReplyIsRefused(t *testing.T) {
 				t.Fatalf("err = %v, want ErrUnreachable and ErrReplyTooLarge", err)
 			}
 			msg := Explain(err, host, "m").Error()
-			if !strings.Contains(msg, "Ollama at "+host+" sent more than ") || !strings.Contains(msg, "MiB for "+path) || strings.Contains(msg, "\n") {
+			if !strings.Contains(msg, "Ollama at "+host+" sent more than ") || !strings.Contains(msg, " "+path+": ") || strings.Contains(msg, "\n") {
 				t.Errorf("message %q does not name the host, the cap and the call in one line", msg)
 			}
 		})
@@ -116,7 +116,7 @@ func TestHungServerMeetsTheDeadline(t *testing.T) {
 			if !errors.Is(err, ErrUnreachable) || !errors.Is(err, ErrNoAnswer) {
 				t.Fatalf("err = %v, want ErrUnreachable and ErrNoAnswer", err)
 			}
-			if msg := Explain(err, host, "m").Error(); !strings.HasPrefix(msg, "Ollama at "+host+" did not answer within 300ms for "+path) {
+			if msg := Explain(err, host, "m").Error(); !strings.HasPrefix(msg, "Ollama at "+host+" did not answer within 300ms for ") || !strings.Contains(msg, " "+path+": ") {
 				t.Errorf("message %q", msg)
 			}
 			if Transient(err) {

@@ -136,7 +136,7 @@ func (e notOllamaError) Error() string {
 	case e.status != "":
 		what = fmt.Sprintf(" (%s)", e.status)
 	}
-	return fmt.Sprintf("OLLAMA_HOST (%s) answered%s, but not as an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host, what)
+	return fmt.Sprintf("OLLAMA_HOST (%s) answered%s, but it is not an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host, what)
 }
 
 func (e notOllamaError) Is(target error) bool {
