@@ -22,8 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
@@ -47,7 +45,7 @@ type Options struct {
 type Engine struct {
 	dial   ollama.DialFunc
 	host   *url.URL
-	client *api.Client
+	client *ollama.Client
 	rr     rerankSetup
 
 	mu       sync.Mutex
@@ -94,12 +92,18 @@ func Open(opt Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dial: opt.Dial, host: host, client: ollama.NewClient(host, opt.Dial), cfg: cfg,
+	e := &Engine{dial: opt.Dial, host: host, client: ollama.NewClient(host, opt.Dial, OllamaTimeouts(cfg)), cfg: cfg,
 		chatReady: map[string]bool{}, told: map[string]bool{}}
 	if e.rr, err = openReranker(cfg, opt.NoRerank); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// OllamaTimeouts are the deadlines cfg sets for calls to Ollama.
+func OllamaTimeouts(cfg config.Config) ollama.Timeouts {
+	embed, firstToken := cfg.OllamaTimeouts()
+	return ollama.Timeouts{Embed: embed, FirstToken: firstToken}
 }
 
 // Close releases everything the engine opened. Turns still running (their
@@ -372,8 +376,8 @@ func (e *Engine) ChatStatus(ctx context.Context, model string) error {
 	if ready {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
+	// Each call has its deadline (ollama.ReplyTimeout): a hung server is
+	// told as such, not as the caller's context ending.
 	if _, err := ollama.Check(ctx, e.client, e.hostLabel(), model); err != nil {
 		if errors.Is(err, ollama.ErrUnreachable) {
 			e.sawOllamaDown()
@@ -435,8 +439,6 @@ func (e *Engine) ChatClient(ctx context.Context, model string) (agent.ChatClient
 
 // Models lists the models installed in Ollama, by name.
 func (e *Engine) Models(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	list, err := e.client.List(ctx)
 	if err != nil {
 		return nil, ollama.Explain(err, e.hostLabel(), "")

@@ -52,7 +52,7 @@ func build(t *testing.T, cfg config.Config, docs string, rebuild bool, emb index
 
 func ollamaEmbedder(t *testing.T, srv *ollamatest.Server) index.Embedder {
 	u, _ := url.Parse(srv.URL)
-	return index.NewOllamaEmbedder(ollama.NewClient(u, nil), srv.URL, "nomic-embed-text")
+	return index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), srv.URL, "nomic-embed-text")
 }
 
 // alphaEngine is an engine over an index of one file, embedded by srv.

@@ -140,6 +140,14 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				if ollama.IsUnreachable(f.Err) || errors.Is(f.Err, agent.ErrStreamCut) {
 					e.markChatDown(cfg.ChatModel)
 				}
+				if errors.Is(f.Err, ollama.ErrUnreachable) && res.Answer == "" && len(res.Sources) > 0 && ctx.Err() == nil {
+					// Hung, or not Ollama, before the first token: the
+					// passages, as when it is down.
+					send(agent.Notice{Text: excerpt.FirstLine(f.Err.Error()) + " " + DoctorHint})
+					res.Route = agent.RouteSourcesOnly
+					ev = agent.Done{Result: res}
+					break
+				}
 				f.Err = explainChat(f.Err) // explained once, for every front end
 				if d := (*index.DamagedError)(nil); errors.As(f.Err, &d) {
 					f.Err = d // the line every command gives, without the stage it broke in

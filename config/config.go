@@ -80,6 +80,11 @@ type Config struct {
 	Temperature float64 `yaml:"temperature"`
 	// KeepAlive is how long Ollama keeps the model loaded after a turn.
 	KeepAlive string `yaml:"keep-alive"`
+	// EmbedTimeout bounds one /api/embed request (a batch, or a query).
+	EmbedTimeout string `yaml:"embed-timeout"`
+	// FirstTokenTimeout bounds the wait for the first line of an answer
+	// (loading the model, reading the prompt).
+	FirstTokenTimeout string `yaml:"first-token-timeout"`
 	// WebFallbackThreshold is the best rerank logit below which online mode
 	// searches the web (and offline mode says "not in the docs").
 	WebFallbackThreshold float64 `yaml:"web-fallback-threshold"`
@@ -98,24 +103,26 @@ type Config struct {
 // Defaults returns the built-in settings.
 func Defaults() Config {
 	return Config{
-		Index:          "default",
-		OllamaHost:     "http://127.0.0.1:11434",
-		Embedder:       "ollama",
-		EmbedModel:     "nomic-embed-text",
-		EmbedBatchSize: 32,
-		MaxFileSize:    4 << 20,
-		ChunkSize:      1500,
-		ChunkOverlap:   200,
-		TopK:           5,
-		SearchDepth:    50,
-		RRFK:           60,
-		Reranker:       "auto",
-		Mode:           "offline",
-		ChatModel:      "llama3.2:3b",
-		NumCtx:         8192,
-		Temperature:    0.2,
-		KeepAlive:      "5m",
-		WebProvider:    "tavily",
+		Index:             "default",
+		OllamaHost:        "http://127.0.0.1:11434",
+		Embedder:          "ollama",
+		EmbedModel:        "nomic-embed-text",
+		EmbedBatchSize:    32,
+		MaxFileSize:       4 << 20,
+		ChunkSize:         1500,
+		ChunkOverlap:      200,
+		TopK:              5,
+		SearchDepth:       50,
+		RRFK:              60,
+		Reranker:          "auto",
+		Mode:              "offline",
+		ChatModel:         "llama3.2:3b",
+		NumCtx:            8192,
+		Temperature:       0.2,
+		KeepAlive:         "5m",
+		EmbedTimeout:      "2m",
+		FirstTokenTimeout: "2m",
+		WebProvider:       "tavily",
 	}
 }
 
@@ -424,10 +431,23 @@ func (c Config) Validate() error {
 	if _, err := time.ParseDuration(c.KeepAlive); err != nil {
 		return fmt.Errorf("keep-alive: %q is not a duration like 5m", c.KeepAlive)
 	}
+	for _, d := range []struct{ key, v string }{{"embed-timeout", c.EmbedTimeout}, {"first-token-timeout", c.FirstTokenTimeout}} {
+		if t, err := time.ParseDuration(d.v); err != nil || t <= 0 {
+			return fmt.Errorf("%s: %q is not a positive duration like 2m", d.key, d.v)
+		}
+	}
 	if _, err := ParseOllamaHost(c.OllamaHost); err != nil {
 		return fmt.Errorf("ollama-host: %w", err)
 	}
 	return nil
+}
+
+// OllamaTimeouts are the configurable deadlines of calls to Ollama (zero
+// for a value Validate would refuse: the default).
+func (c Config) OllamaTimeouts() (embed, firstToken time.Duration) {
+	embed, _ = time.ParseDuration(c.EmbedTimeout)
+	firstToken, _ = time.ParseDuration(c.FirstTokenTimeout)
+	return max(embed, 0), max(firstToken, 0)
 }
 
 // RedactURL hides the password of a URL or host setting (user:pw@host,

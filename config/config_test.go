@@ -141,6 +141,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"Inf flag", "", nil, Flags{"rrf-k": "+Inf"}, "rrf-k:"},
 		{"Inf threshold", "", map[string]string{"LORE_WEB_FALLBACK_THRESHOLD": "-Inf"}, nil, "web-fallback-threshold:"},
 		{"NaN temperature flag", "", nil, Flags{"temperature": "nan"}, "temperature:"},
+		{"embed timeout", "", map[string]string{"LORE_EMBED_TIMEOUT": "soon"}, nil, "embed-timeout:"},
+		{"first token timeout", write("first-token-timeout: 0s\n"), nil, nil, "first-token-timeout:"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {

@@ -152,7 +152,7 @@ func (o *Options) defaults() {
 		}
 	}
 	if o.Ollama == nil {
-		o.Ollama = func(host *url.URL) OllamaProbe { return ollama.NewClient(host, nil) }
+		o.Ollama = func(host *url.URL) OllamaProbe { return ollama.NewClient(host, nil, ollama.Timeouts{}) }
 	}
 	if o.Reranker == nil {
 		o.Reranker = app.CheckReranker

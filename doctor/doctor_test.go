@@ -108,7 +108,7 @@ func (f *fixture) build() config.Config {
 	f.t.Helper()
 	cfg := f.loaded().Config
 	u, _ := url.Parse(f.srv.URL)
-	emb := index.NewOllamaEmbedder(ollama.NewClient(u, nil), f.srv.URL, cfg.EmbedModel)
+	emb := index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.srv.URL, cfg.EmbedModel)
 	_, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{f.docs}, Embedder: emb,
 		EmbedBatchSize: 8, Chunk: index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}, MaxFileSize: cfg.MaxFileSize})
 	if err != nil {

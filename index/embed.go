@@ -105,6 +105,12 @@ func (e *OllamaEmbedder) EmbedDocuments(ctx context.Context, texts []string) ([]
 }
 
 func (e *OllamaEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	// A server that accepts and never answers is found within seconds
+	// (ollama.ReplyTimeout), not after a batch's embed-timeout: the search
+	// goes on by keyword.
+	if err := e.client.Heartbeat(ctx); err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", e.model, ollama.Explain(err, e.host, e.model))
+	}
 	v, err := e.embed(ctx, []string{e.qryPfx + text}, cmp.Or(e.QueryNumCtx, e.numCtx), ollama.IsUnreachable)
 	if err != nil {
 		return nil, err
@@ -137,12 +143,17 @@ func (e *OllamaEmbedder) embed(ctx context.Context, texts []string, numCtx int, 
 	if err != nil {
 		return nil, fmt.Errorf("embed with %s: %w", e.model, ollama.Explain(err, e.host, e.model))
 	}
+	// A reply lore cannot use counts as no reply: search goes on by
+	// keyword, as when Ollama is down.
 	if len(resp.Embeddings) != len(texts) {
-		return nil, fmt.Errorf("embed with %s: asked for %d embeddings, got %d", e.model, len(texts), len(resp.Embeddings))
+		return nil, fmt.Errorf("embed with %s: %w: Ollama at %s answered %d embeddings for %d texts", e.model, ollama.ErrUnreachable, e.host, len(resp.Embeddings), len(texts))
 	}
 	for i, v := range resp.Embeddings {
+		if len(v) > ollama.MaxEmbeddingDim {
+			return nil, fmt.Errorf("embed with %s: %w: Ollama at %s answered an embedding of %d dimensions (lore takes at most %d)", e.model, ollama.ErrUnreachable, e.host, len(v), ollama.MaxEmbeddingDim)
+		}
 		if len(v) == 0 || len(v) != len(resp.Embeddings[0]) {
-			return nil, fmt.Errorf("embed with %s: embedding %d has %d dimensions", e.model, i, len(v))
+			return nil, fmt.Errorf("embed with %s: %w: Ollama at %s answered embedding %d with %d dimensions", e.model, ollama.ErrUnreachable, e.host, i, len(v))
 		}
 		normalize(v)
 	}

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,7 +16,7 @@ import (
 
 func embedderFor(t testing.TB, srvURL, model string) *OllamaEmbedder {
 	u, _ := url.Parse(srvURL)
-	return NewOllamaEmbedder(ollama.NewClient(u, nil), u.String(), model)
+	return NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), u.String(), model)
 }
 
 func TestOllamaEmbedder(t *testing.T) {
@@ -134,5 +136,28 @@ func TestBuildWithOllama(t *testing.T) {
 	_, err := Build(context.Background(), dir, testOptions(embedderFor(t, srv.URL, "nomic-embed-text")))
 	if !errors.Is(err, ollama.ErrUnreachable) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// An embedding of absurd length, or the wrong number of them, is refused
+// naming the host, and counts as Ollama unreachable: search goes on by
+// keyword (issue 23, item 1).
+func TestUnusableEmbeddingsAreRefused(t *testing.T) {
+	for name, reply := range map[string]string{
+		"10^6 dimensions": `{"embeddings":[[` + strings.Repeat("0,", 1_000_000) + `1]]}`,
+		"none for one":    `{"embeddings":[]}`,
+		"two for one":     `{"embeddings":[[1,0],[0,1]]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.Write([]byte(reply))
+			}))
+			defer srv.Close()
+			_, err := embedderFor(t, srv.URL, "m").EmbedQuery(context.Background(), "q")
+			if !errors.Is(err, ollama.ErrUnreachable) || !strings.Contains(err.Error(), "Ollama at "+srv.URL) {
+				t.Fatalf("err = %v, want ErrUnreachable naming the host", err)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package websearch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -65,8 +64,8 @@ func (s *SearXNG) Search(ctx context.Context, query string) ([]Result, error) {
 	var out struct {
 		Results []Result `json:"results"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("%w: SearXNG sent an answer lore cannot read: %v", ErrUnavailable, err)
+	if err := readJSON("SearXNG", s.base.Host, resp, &out); err != nil {
+		return nil, err
 	}
 	return clean(out.Results, s.opt.MaxResults), nil
 }

@@ -78,8 +78,8 @@ func (t *Tavily) Search(ctx context.Context, query string) ([]Result, error) {
 	var out struct {
 		Results []Result `json:"results"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, fmt.Errorf("%w: Tavily sent an answer lore cannot read: %v", ErrUnavailable, err)
+	if err := readJSON("Tavily", host, resp, &out); err != nil {
+		return nil, err
 	}
 	return clean(out.Results, t.opt.MaxResults), nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -50,6 +51,54 @@ func httpClient(timeout time.Duration, dial DialFunc) *http.Client {
 		tr.DialContext = dial
 	}
 	return &http.Client{Timeout: timeout, Transport: tr}
+}
+
+// MaxReply caps what lore reads of a search reply: a page of results with
+// their snippets is tens of KiB.
+const MaxReply = 4 << 20
+
+// readJSON decodes a 200 reply into v, refusing a web page (a login page,
+// a captive portal) and a reply past MaxReply, in a line naming the host.
+func readJSON(service, host string, resp *http.Response, v any) error {
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" || mt == "application/xhtml+xml" {
+		return fmt.Errorf("%w: %s at %s answered %s with %s, not search results: check the address (a proxy or a login page?)", ErrUnavailable, service, host, resp.Status, ct)
+	}
+	if resp.ContentLength > MaxReply {
+		return tooLarge(service, host)
+	}
+	r := &capped{r: resp.Body, left: MaxReply}
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		if r.over {
+			return tooLarge(service, host)
+		}
+		return fmt.Errorf("%w: %s at %s sent an answer lore cannot read: %v", ErrUnavailable, service, host, err)
+	}
+	return nil
+}
+
+func tooLarge(service, host string) error {
+	return fmt.Errorf("%w: %s at %s sent more than %d MiB: stopped reading", ErrUnavailable, service, host, MaxReply>>20)
+}
+
+// capped reads at most left bytes, and says whether the reply had more.
+type capped struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, errors.New("reply too large")
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // statusError turns an HTTP failure into an error that says what to do.

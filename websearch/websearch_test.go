@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -156,5 +157,43 @@ func TestDialHook(t *testing.T) {
 	}
 	if len(dialed) != 1 || dialed[0] != srv.Listener.Addr().String() {
 		t.Fatalf("dialed %v", dialed)
+	}
+}
+
+// A reply that never ends, and a web page with status 200 (a proxy's login
+// page), are refused in one line naming the host and never the key; the
+// agent then answers from the documents (issue 23, items 1 and 4).
+func TestHostileSearchReplies(t *testing.T) {
+	handlers := map[string]http.HandlerFunc{
+		"endless": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"results":[`)
+			item := strings.Repeat(`{"url":"https://example.com","title":"t","content":"c"},`, 1000)
+			for r.Context().Err() == nil {
+				if _, err := io.WriteString(w, item); err != nil {
+					return
+				}
+			}
+		},
+		"html": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<!DOCTYPE html><html><body>Sign in</body></html>")
+		},
+	}
+	for name, h := range handlers {
+		srv := httptest.NewServer(h)
+		host := strings.TrimPrefix(srv.URL, "http://")
+		tv, _ := NewTavily(TavilyOptions{APIKey: secret, Endpoint: srv.URL + "/search", Timeout: time.Minute})
+		sx, _ := NewSearXNG(SearXNGOptions{URL: srv.URL, Timeout: time.Minute})
+		for _, s := range []Searcher{tv, sx} {
+			_, err := s.Search(context.Background(), "q")
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), host) || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s, %s: %v", name, s.Name(), err)
+			}
+			if name == "endless" && !strings.Contains(err.Error(), "more than 4 MiB") {
+				t.Errorf("%s, %s: %v does not name the cap", name, s.Name(), err)
+			}
+		}
+		srv.Close()
 	}
 }

@@ -70,7 +70,9 @@ func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, stream
 	r := doctor.Run(ctx, doctor.Options{
 		Loaded: l,
 		Online: opts.online,
-		Ollama: func(host *url.URL) doctor.OllamaProbe { return ollama.NewClient(host, dialer()) },
+		Ollama: func(host *url.URL) doctor.OllamaProbe {
+			return ollama.NewClient(host, dialer(), app.OllamaTimeouts(l.Config))
+		},
 		Web: func(cfg config.Config) (websearch.Searcher, error) {
 			return app.NewWebSearcher(cfg, dialer())
 		},

@@ -4,6 +4,7 @@
 package ollama
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,21 +28,42 @@ var (
 // see every connection lore makes.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// NewClient returns an API client for base. dial may be nil for the default
-// dialer. The client has no overall timeout: streams run as long as the
+// Client is the api client for one Ollama host, its replies bounded in
+// size and time (see guard).
+type Client struct {
+	*api.Client
+}
+
+// NewClient returns a client for base. dial may be nil for the default
+// dialer. Each call has a deadline of its kind (ReplyTimeout, t.Embed,
+// t.FirstToken); a stream, once it has started, runs as long as the
 // caller's context allows.
-func NewClient(base *url.URL, dial DialFunc) *api.Client {
+func NewClient(base *url.URL, dial DialFunc, t Timeouts) *Client {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	tr := &http.Transport{
-		Proxy:                 nil, // the Ollama host is local or named exactly; never a proxy
-		DialContext:           loopbackFast(dial),
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 0,
+		Proxy:               nil, // the Ollama host is local or named exactly; never a proxy
+		DialContext:         loopbackFast(dial),
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
 	}
-	return api.NewClient(base, &http.Client{Transport: tr})
+	t.Reply = cmp.Or(t.Reply, ReplyTimeout)
+	t.Embed = cmp.Or(t.Embed, DefaultEmbedTimeout)
+	t.FirstToken = cmp.Or(t.FirstToken, DefaultFirstTokenTimeout)
+	g := &guard{next: tr, host: base.Redacted(), t: t}
+	return &Client{api.NewClient(base, &http.Client{Transport: g})}
+}
+
+// Chat is api.Client.Chat, but a stream that lore stopped reading (too
+// large, too slow, cut mid-line) is an error, not a quiet end.
+func (c *Client) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	slot := &errSlot{}
+	err := c.Client.Chat(context.WithValue(ctx, slotKey{}, slot), req, fn)
+	if serr := slot.get(); serr != nil && ctx.Err() == nil {
+		return serr // the api client's own error, if any, is the partial line
+	}
+	return err
 }
 
 // loopbackDialTimeout bounds a connect to this machine: one that answers
@@ -72,7 +94,14 @@ func isLoopback(host string) bool {
 // Explain turns an error from the Ollama client into one that names the
 // problem and the fix. Errors it does not recognise pass through.
 func Explain(err error, host, model string) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	var pe *peerError
+	var no notOllamaError
+	switch {
+	case errors.As(err, &pe): // lore's own deadline or cap: says it all
+		return pe
+	case errors.As(err, &no):
+		return no
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
 	if IsUnreachable(err) {
@@ -84,7 +113,7 @@ func Explain(err error, host, model string) error {
 		switch {
 		case strings.Contains(msg, "<html") || strings.Contains(msg, "<!doctype"),
 			se.StatusCode == http.StatusNotFound && !strings.Contains(msg, "model"):
-			return notOllamaError{host}
+			return notOllamaError{host: host, status: se.Status}
 		case se.StatusCode == http.StatusNotFound && model != "" && strings.Contains(msg, "not found"):
 			return fmt.Errorf("%w: model %q is not installed in Ollama at %s: run `ollama pull %s`", ErrModelMissing, model, host, model)
 		}
@@ -97,18 +126,30 @@ var ErrNotOllama = errors.New("not an Ollama server")
 
 // notOllamaError is a web server (a proxy's page, another service) where
 // Ollama should be. It counts as unreachable: lore falls back the same way.
-type notOllamaError struct{ host string }
+type notOllamaError struct{ host, status, contentType string }
 
 func (e notOllamaError) Error() string {
-	return fmt.Sprintf("OLLAMA_HOST (%s) answered, but it is not an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host)
+	what := ""
+	switch {
+	case e.contentType != "":
+		what = fmt.Sprintf(" (%s, %s)", e.status, e.contentType)
+	case e.status != "":
+		what = fmt.Sprintf(" (%s)", e.status)
+	}
+	return fmt.Sprintf("OLLAMA_HOST (%s) answered%s, but it is not an Ollama server: point ollama-host or OLLAMA_HOST at Ollama (default http://127.0.0.1:11434)", e.host, what)
 }
 
 func (e notOllamaError) Is(target error) bool {
 	return target == ErrUnreachable || target == ErrNotOllama
 }
 
-// IsUnreachable reports whether err means nothing answered at the host.
+// IsUnreachable reports whether err means nothing answered at the host,
+// or nothing lore could use: not Ollama, too slow, too large.
 func IsUnreachable(err error) bool {
+	var pe *peerError
+	if errors.As(err, &pe) || errors.Is(err, ErrNotOllama) {
+		return true
+	}
 	var op *net.OpError
 	var dns *net.DNSError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
@@ -119,8 +160,9 @@ func IsUnreachable(err error) bool {
 // Transient reports whether err is worth retrying: a dropped connection, a
 // timeout, 429 or a 5xx. A missing model or a bad request is not.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
+	var pe *peerError
+	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &pe) || errors.Is(err, ErrNotOllama) {
+		return false // a reply lore refused would be refused again
 	}
 	var se api.StatusError
 	if errors.As(err, &se) {

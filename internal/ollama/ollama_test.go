@@ -90,7 +90,7 @@ func TestLoopbackDialIsBounded(t *testing.T) {
 			return nil, errors.New("no network in this test")
 		}
 		u, _ := url.Parse("http://" + host)
-		NewClient(u, dial).Heartbeat(context.Background())
+		NewClient(u, dial, Timeouts{}).Heartbeat(context.Background())
 		if got := !deadline.IsZero() && time.Until(deadline) <= loopbackDialTimeout; got != bounded {
 			t.Errorf("%s: bounded dial %v, want %v", host, got, bounded)
 		}
