@@ -136,10 +136,11 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 		}
 	}
 	var lex []int64
+	var cover []float64
 	if !opt.NoLexical {
 		t := time.Now()
 		var err error
-		if lex, err = ix.lexicalIDs(ctx, query, opt.Depth, !opt.NoProximity); err != nil {
+		if lex, cover, err = ix.lexical(ctx, query, opt.Depth, !opt.NoProximity); err != nil {
 			return res, err
 		}
 		res.Timings.Lexical = time.Since(t)
@@ -156,6 +157,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 		id       int64
 		score    float64
 		lex, vec int
+		cover    float64
 	}
 	cands := map[int64]*cand{}
 	get := func(id int64) *cand {
@@ -168,7 +170,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	}
 	for i, id := range lex {
 		c := get(id)
-		c.lex = i + 1
+		c.lex, c.cover = i+1, cover[i]
 		c.score += 1 / (opt.RRFK + float64(i+1))
 	}
 	for i, vid := range vecIDs {
@@ -206,7 +208,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	// damaged row): match by id, not by position.
 	for i := range hits {
 		c := cands[hits[i].ChunkID]
-		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank = c.score, c.lex, c.vec
+		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank, hits[i].Coverage = c.score, c.lex, c.vec, c.cover
 	}
 	res.Hits = hits
 	res.Timings.Fuse = time.Since(t)

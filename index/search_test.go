@@ -175,3 +175,26 @@ func TestSearchSkipsChunksThatAreGone(t *testing.T) {
 		}
 	}
 }
+
+// Coverage says how much of a question the chunk holds: keyword search
+// ranks a chunk first however little of the question matched, so routing
+// needs this to tell an off-topic question from one the docs answer.
+func TestSearchCoverage(t *testing.T) {
+	ix := searchIndex(t, nil)
+	for _, tc := range []struct {
+		q, path string
+		want    float64
+	}{
+		{"how do I cancel after a timeout?", "cancel.md", 1},
+		{"what does --keepalive do", "config.md", 1},                     // the word is in the text as an identifier
+		{"what is the capital of Peru in autumn", "weather.md", 1.0 / 3}, // capit, peru, autumn
+	} {
+		res, err := ix.Search(context.Background(), tc.q, SearchOptions{Limit: 3})
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("%q: %v %v", tc.q, res.Hits, err)
+		}
+		if h := res.Hits[0]; h.Path != tc.path || h.Coverage != tc.want {
+			t.Errorf("%q: top hit %s with coverage %.2f, want %s with %.2f", tc.q, h.Path, h.Coverage, tc.path, tc.want)
+		}
+	}
+}

@@ -46,6 +46,11 @@ func IsStopword(w string) bool { return stopwords[w] }
 // dropped, Porter-stemmed. Chunks and queries both go through it, so what
 // the index holds and what a query asks for cannot drift apart.
 func Words(text string, emit func(term string)) {
+	fields(text, func(w string) { word(w, emit) })
+}
+
+// fields calls fn with every run of letters and digits of text, as is.
+func fields(text string, fn func(string)) {
 	start := -1
 	for i, r := range text {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
@@ -55,12 +60,12 @@ func Words(text string, emit func(term string)) {
 			continue
 		}
 		if start >= 0 {
-			word(text[start:i], emit)
+			fn(text[start:i])
 			start = -1
 		}
 	}
 	if start >= 0 {
-		word(text[start:], emit)
+		fn(text[start:])
 	}
 }
 
@@ -129,6 +134,32 @@ func Query(text string) []string {
 		}
 	}
 	return terms
+}
+
+// A QueryWord is one content word of a question as the routing floor
+// counts it: a passage holds it when it holds the word's Term or, when
+// Ident is set, that identifier (keepalive is in a passage on --keep-alive).
+type QueryWord struct{ Term, Ident string }
+
+// QueryWords are the distinct content words of a question, in order, at
+// most MaxQueryTerms: what Query searches for, paired word by word.
+func QueryWords(text string) []QueryWord {
+	var out []QueryWord
+	seen := map[string]bool{}
+	fields(text, func(w string) {
+		word(w, func(t string) {
+			if seen[t] || len(out) == MaxQueryTerms {
+				return
+			}
+			seen[t] = true
+			q := QueryWord{Term: t}
+			if l := strings.ToLower(w); len(l) > 2 { // as Query asks for it
+				q.Ident = IdentPrefix + l
+			}
+			out = append(out, q)
+		})
+	})
+	return out
 }
 
 // Identifiers calls emit with the compound identifiers of a text
