@@ -412,8 +412,11 @@ func TestAgreementNeedsBothNearTheTop(t *testing.T) {
 		{"keyword match deep in the vector list", []Passage{{LexicalRank: 1, VectorRank: 30}, {VectorRank: 1}}, false},
 		{"vector only", []Passage{{VectorRank: 1}, {LexicalRank: 1, VectorRank: 40}}, false},
 		{"keyword rank far down", []Passage{{LexicalRank: 12, VectorRank: 1}}, false},
-		{"lexical-only index", []Passage{{LexicalRank: 1}, {LexicalRank: 2}}, true},
-		{"lexical-only index, far down", []Passage{{LexicalRank: 9}}, false},
+		{"both first, little of the question in the passage", []Passage{{LexicalRank: 1, VectorRank: 1, Coverage: 0.1}}, true},
+		{"lexical-only index", []Passage{{LexicalRank: 1, Coverage: 0.6}, {LexicalRank: 2}}, true},
+		{"lexical-only index, a third of the question", []Passage{{LexicalRank: 1, Coverage: 1.0 / 3}}, false},
+		{"lexical-only index, nothing of it but stopwords", []Passage{{LexicalRank: 1}}, false},
+		{"lexical-only index, far down", []Passage{{LexicalRank: 9, Coverage: 1}}, false},
 		{"nothing", nil, false},
 	} {
 		if got := Agreement(tc.passages); got != tc.want {

@@ -446,3 +446,37 @@ func TestDamagedSessionsStore(t *testing.T) {
 		t.Fatalf("follow-up: %v", err)
 	}
 }
+
+// In an index without vectors (--embedder none, or Ollama down) keyword
+// search always has a first hit: a question that shares a word or two
+// with the docs is still not in them, and routes so.
+func TestKeywordOnlyIndexRefusesOffTopicQuestions(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"storage.md": "# Storage\n\nPrometheus keeps samples on local disk for 15 days unless the retention time is set.\n",
+		"alerts.md":  "# Alerting rules\n\nAn alerting rule fires once its expression has returned series for the whole for duration.\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	for q, want := range map[string]agent.Route{
+		"How long does Prometheus keep samples on disk?": agent.RouteDocs,
+		"When does an alerting rule fire?":               agent.RouteDocs,
+		"What is the best local pizza place?":            agent.RouteNone, // "local" is in storage.md
+		"Which days are the museums open?":               agent.RouteNone, // "days" is
+	} {
+		final, _ := ask(t, e, q)
+		done, ok := final.(agent.Done)
+		if !ok {
+			t.Fatalf("%q: turn ended with %#v", q, final)
+		}
+		if done.Result.Route != want {
+			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 		Timings: map[string]time.Duration{"embed": res.Timings.Embed, "vector": res.Timings.Vector, "lexical": res.Timings.Lexical, "fuse": res.Timings.Fuse}}
 	for i, h := range res.Hits {
 		out.Passages[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,
-			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank}
+			Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank, Coverage: h.Coverage}
 	}
 	agent.NamePassages(out.Passages)
 	return out, nil

@@ -71,12 +71,15 @@ type Outcome struct {
 	Notes      []string           `json:"notes,omitempty"`
 	// Best is the best rerank logit (nil without a reranker); Agree the
 	// retrieval-agreement signal routing uses without one.
-	Best   *float64 `json:"best_rerank,omitempty"`
-	Agree  bool     `json:"agreement"`
-	Route  string   `json:"route,omitempty"`
-	Answer string   `json:"answer,omitempty"`
-	Top    []Span   `json:"top,omitempty"`
-	Err    string   `json:"error,omitempty"`
+	Best  *float64 `json:"best_rerank,omitempty"`
+	Agree bool     `json:"agreement"`
+	// Coverage is the best passage's share of the question's words, the
+	// floor of agreement in a keyword-only index.
+	Coverage float64 `json:"coverage"`
+	Route    string  `json:"route,omitempty"`
+	Answer   string  `json:"answer,omitempty"`
+	Top      []Span  `json:"top,omitempty"`
+	Err      string  `json:"error,omitempty"`
 	// JudgeErr is why the judge could not score the answer: its metrics
 	// are then missing, not zero, so the run says so on its own.
 	JudgeErr string `json:"judge_error,omitempty"`
@@ -233,6 +236,9 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		o.Best = &b
 	}
 	o.Agree = agent.Agreement(passages)
+	if len(passages) > 0 {
+		o.Coverage = passages[0].Coverage
+	}
 	found := make([]Span, len(passages))
 	for i, p := range passages {
 		found[i] = Span{p.Path, p.Start, p.End}
