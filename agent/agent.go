@@ -344,8 +344,7 @@ func (r *run) addNotice(n string) {
 
 // route decides where the answer comes from. With a reranker: the docs when
 // the best logit reaches the threshold. Without one, the documented
-// fallback signal is retrieval agreement: the best passage was found by
-// both BM25 and the vector search (or, in a lexical-only index, by BM25).
+// fallback signal is retrieval agreement (Agreement).
 func (r *run) route(passages []Passage, best *float32) Route {
 	confident := false
 	switch {
