@@ -84,8 +84,11 @@ type ChatClient interface {
 
 // Config tunes the agent.
 type Config struct {
-	Model        string
-	NumCtx       int     // the model's context window, in tokens
+	Model  string
+	NumCtx int // the model's context window, in tokens (num_ctx)
+	// ModelContext is the context length the model was trained with
+	// (/api/show), 0 when unknown; the prompt fits the smaller of the two.
+	ModelContext int
 	AnswerTokens int     // kept free for the answer
 	Temperature  float64 // sampling temperature
 	KeepAlive    time.Duration
@@ -153,6 +156,7 @@ type Result struct {
 	Answer         string
 	Invalid        []int // [n] markers pointing at no source
 	Notice         string
+	Cuts           []Cut // what was cut from the prompt to fit the context window
 	Timings        map[Stage]time.Duration
 	FirstToken     time.Duration
 	Total          time.Duration
@@ -187,6 +191,7 @@ type run struct {
 	res       Result
 	started   time.Time
 	lastStage Stage
+	prompt    prompt // what generate sends
 }
 
 // emit delivers an event unless the consumer is gone. Final events are
@@ -320,6 +325,16 @@ func (r *run) do(turn Turn) {
 		return
 	}
 	r.res.Route = route
+	if route == RouteDocs || route == RouteWeb {
+		// Fitted before the sources are shown: a source the model never
+		// saw must not be offered for citing, and the numbers stay the
+		// ones it saw.
+		r.prompt = r.cfg.fitPrompt(turn, r.res.Sources)
+		r.res.Sources, r.res.Cuts = r.prompt.sources, r.prompt.cuts
+		for _, c := range r.prompt.cuts {
+			r.emit(Notice{c.Note})
+		}
+	}
 	r.emit(SourcesChosen{Route: route, Sources: r.res.Sources, Notice: r.res.Notice})
 
 	// 5. generate.
@@ -332,7 +347,7 @@ func (r *run) do(turn Turn) {
 		r.finish(nil)
 		return
 	}
-	r.finish(r.stage(StageGenerate, func() error { return r.generate(turn) }))
+	r.finish(r.stage(StageGenerate, func() error { return r.generate() }))
 }
 
 func (r *run) addNotice(n string) {
@@ -440,8 +455,8 @@ func webSources(found []WebResult, k int) []Source {
 // condense asks the model for a standalone query.
 func (r *run) condense(turn Turn) (string, error) {
 	msgs := []api.Message{{Role: "system", Content: condensePrompt}}
-	for _, m := range window(turn.History, r.cfg.HistoryTurns) {
-		msgs = append(msgs, api.Message{Role: m.Role, Content: truncate(m.Content, 1500)})
+	for _, m := range windowOf(turn.History, r.cfg.HistoryTurns) {
+		msgs = append(msgs, api.Message{Role: m.Role, Content: m.Content})
 	}
 	msgs = append(msgs, api.Message{Role: "user", Content: turn.Question})
 	var b strings.Builder
@@ -457,14 +472,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// window keeps the last n exchanges (2n messages) of the history.
-func window(h []Message, n int) []Message {
-	if len(h) > 2*n {
-		return h[len(h)-2*n:]
-	}
-	return h
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -472,28 +479,13 @@ func truncate(s string, n int) string {
 	return s[:excerpt.Cut(s, n)] + "…"
 }
 
-// generate streams the answer. The sources fill what the context window
-// leaves after the system prompt, the history, the question and the room
-// kept for the answer.
-func (r *run) generate(turn Turn) error {
-	history := window(turn.History, r.cfg.HistoryTurns)
-	question := turn.Question
-	if turn.Context != "" {
-		question = "Context from the user:\n" + truncate(turn.Context, r.cfg.NumCtx*charsPerToken/4) + "\n\nQuestion: " + turn.Question
-	}
-	used := len(systemPrompt) + len(question) + 200
-	for _, m := range history {
-		used += min(len(m.Content), 1500)
-	}
-	budget := (r.cfg.NumCtx-r.cfg.AnswerTokens)*charsPerToken - used
-	block, n := buildSources(r.res.Sources, max(budget, 1000))
-	r.res.Sources = r.res.Sources[:n]
-
+// generate streams the answer to the prompt fitted by fitPrompt.
+func (r *run) generate() error {
 	msgs := []api.Message{{Role: "system", Content: systemPrompt}}
-	for _, m := range history {
-		msgs = append(msgs, api.Message{Role: m.Role, Content: truncate(m.Content, 1500)})
+	for _, m := range r.prompt.history {
+		msgs = append(msgs, api.Message{Role: m.Role, Content: m.Content})
 	}
-	msgs = append(msgs, api.Message{Role: "user", Content: block + "\n\n" + question})
+	msgs = append(msgs, api.Message{Role: "user", Content: r.prompt.user})
 	req := &api.ChatRequest{Model: r.cfg.Model, Messages: msgs, Options: map[string]any{"num_ctx": r.cfg.NumCtx, "temperature": r.cfg.Temperature}}
 	if r.cfg.KeepAlive > 0 {
 		req.KeepAlive = &api.Duration{Duration: r.cfg.KeepAlive}

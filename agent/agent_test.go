@@ -269,12 +269,8 @@ func TestContextTrimming(t *testing.T) {
 	chat := &fakeChat{answer: []string{"ok [1]"}}
 	a := &Agent{Config: Config{Model: "m", NumCtx: 4096, AnswerTokens: 1024, TopK: 5}, Retriever: &fakeRetriever{passages: ps}, Chat: chat}
 	_, res, _ := collect(t, a, context.Background(), Turn{Question: "q"})
-	prompt := 0
-	for _, m := range chat.requests()[0].Messages {
-		prompt += len(m.Content)
-	}
-	if prompt > (4096-1024)*charsPerToken {
-		t.Fatalf("prompt of %d chars does not leave room for the answer in 4096 tokens", prompt)
+	if got := promptBytes(chat.requests()[0]); got > (4096-1024)*bytesPerToken {
+		t.Fatalf("prompt of %d bytes does not leave room for the answer in 4096 tokens", got)
 	}
 	if len(res.Sources) == 0 || len(res.Sources) >= 5 {
 		t.Fatalf("%d sources kept", len(res.Sources))

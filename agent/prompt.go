@@ -9,7 +9,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/mdcode"
 )
 
@@ -69,35 +68,6 @@ Rules:
 - If the sources do not contain the answer, say plainly that the documents do not cover it. Do not guess and do not use outside knowledge.
 - When sources disagree, prefer the more specific one and say that they differ.
 - Be concise. Use Markdown; keep code in fenced blocks.`
-
-// Prompt budget: about four characters a token.
-const charsPerToken = 4
-
-// buildSources renders the numbered sources inside delimiters, dropping the
-// lowest-ranked ones (then cutting the last kept one) until they fit in
-// budget characters. It returns the block and how many sources it holds.
-func buildSources(sources []Source, budget int) (string, int) {
-	var b strings.Builder
-	b.WriteString("<sources>\n")
-	n := 0
-	for _, s := range sources {
-		head := fmt.Sprintf("[%d] %s\n", s.N, s.Label())
-		text := neutralize(s.Text)
-		entry := head + text + "\n\n"
-		if b.Len()+len(entry)+len("</sources>") > budget {
-			room := budget - b.Len() - len(head) - len("…\n\n</sources>")
-			if room > 200 && n == 0 { // always keep some of the best source
-				b.WriteString(head + text[:excerpt.Cut(text, room)] + "…\n\n")
-				n++
-			}
-			break
-		}
-		b.WriteString(entry)
-		n++
-	}
-	b.WriteString("</sources>")
-	return b.String(), n
-}
 
 // neutralize stops a document from closing the sources block early.
 func neutralize(s string) string {

@@ -63,6 +63,9 @@ type Engine struct {
 	outages      int       // outages seen, so that each is told once
 	rrFailed     bool      // the reranker failed at run time: searches keep the fused order
 	told         map[string]bool
+	// chatCtx is the trained context length of each model found ready
+	// (0: the server did not say): a prompt must fit it.
+	chatCtx map[string]int
 }
 
 // openIndex is one generation of the index and the embedder for its
@@ -378,7 +381,8 @@ func (e *Engine) ChatStatus(ctx context.Context, model string) error {
 	}
 	// Each call has its deadline (ollama.ReplyTimeout): a hung server is
 	// told as such, not as the caller's context ending.
-	if _, err := ollama.Check(ctx, e.client, e.hostLabel(), model); err != nil {
+	n, err := ollama.Check(ctx, e.client, e.hostLabel(), model)
+	if err != nil {
 		if errors.Is(err, ollama.ErrUnreachable) {
 			e.sawOllamaDown()
 		}
@@ -387,8 +391,20 @@ func (e *Engine) ChatStatus(ctx context.Context, model string) error {
 	e.sawOllamaUp()
 	e.mu.Lock()
 	e.chatReady[model] = true
+	if e.chatCtx == nil {
+		e.chatCtx = map[string]int{}
+	}
+	e.chatCtx[model] = n
 	e.mu.Unlock()
 	return nil
+}
+
+// modelContext is model's trained context length, once ChatStatus found
+// it ready (0: unknown).
+func (e *Engine) modelContext(model string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.chatCtx[model]
 }
 
 // sawOllamaDown records that Ollama did not answer, and reports whether

@@ -109,6 +109,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 			switch err := e.ChatStatus(ctx, cfg.ChatModel); {
 			case err == nil:
 				a.Chat = e.client
+				a.Config.ModelContext = e.modelContext(cfg.ChatModel)
 			case errors.Is(err, ollama.ErrUnreachable):
 				// Passages, and the line that says how to get answers,
 				// once an outage (the chat shows it in its banner too).

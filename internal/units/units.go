@@ -1,7 +1,11 @@
 // Package units formats quantities for people.
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Bytes formats n with a binary unit: 512 B, 3.2 KiB, 4.0 MiB.
 func Bytes(n int64) string {
@@ -14,4 +18,18 @@ func Bytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// Count formats n with thousands separators: 950, 21,800, 1,048,576.
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }
