@@ -67,7 +67,9 @@ func (c Config) contextTokens() int {
 // told in a Cut: the context the user gave (its beginning kept, at least a
 // quarter of the room), the lowest-ranked sources (never the best one), the
 // oldest history, and only then the question (its beginning and end kept,
-// at least a quarter of the room). In a window too small even for that,
+// at least a quarter of the room); a question too long to fit even beside
+// the best source alone is cut before the sources and history, which
+// could not save it. In a window too small even for that,
 // the best source, then the context, then the question give up the rest.
 func (c Config) fitPrompt(turn Turn, sources []Source) prompt {
 	window := c.contextTokens()
@@ -106,6 +108,16 @@ func (c Config) fitPrompt(turn Turn, sources []Source) prompt {
 		}
 	}
 	shrink(&ctx, floor)
+	// Dropping passages and history cannot save a question that does not
+	// fit beside the best passage alone: it is cut anyway, so it goes
+	// first (down to its floor) and the sources and history stay.
+	allN, allFrom := n, from
+	n, from = min(n, 1), len(hist)
+	alone := over() > 0
+	n, from = allN, allFrom
+	if alone {
+		shrink(&q, floor)
+	}
 	for over() > 0 && n > 1 {
 		n--
 	}

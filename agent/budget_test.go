@@ -31,6 +31,7 @@ func TestPromptFitsTheModelsContext(t *testing.T) {
 	for _, tc := range []struct {
 		name                 string
 		numCtx, modelContext int
+		passages             []Passage
 		turn                 Turn
 		answer               string
 		check                func(t *testing.T, user string, res Result)
@@ -59,22 +60,27 @@ func TestPromptFitsTheModelsContext(t *testing.T) {
 			},
 		},
 		{
-			name: "94 KB question", numCtx: 8192, answer: "See [1] and [2].",
+			name: "94 KB question", numCtx: 8192,
 			turn: Turn{Question: filler("QUESTION-START", "QUESTION-END?", 94000)},
 			check: func(t *testing.T, user string, res Result) {
-				parts := []string{}
-				for _, c := range res.Cuts {
-					parts = append(parts, c.Part)
+				// Dropping passages could not have saved it: they stay.
+				if len(res.Cuts) != 1 || res.Cuts[0].Part != "question" || !strings.HasPrefix(res.Cuts[0].Note, "the question was cut to its first ") || len(res.Sources) != 3 {
+					t.Fatalf("cuts %+v, %d sources", res.Cuts, len(res.Sources))
 				}
-				if !slices.Equal(parts, []string{"passages", "question"}) || !strings.HasPrefix(res.Cuts[1].Note, "the question was cut to its first ") {
-					t.Fatalf("cuts %+v", res.Cuts)
-				}
-				if !strings.Contains(user, "QUESTION-START") || !strings.HasSuffix(user, "QUESTION-END?") || !strings.Contains(user, "characters cut to fit …]") {
+				if !strings.Contains(user, "</sources>\n\nQUESTION-START") || !strings.HasSuffix(user, "QUESTION-END?") || !strings.Contains(user, "characters cut to fit …]") {
 					t.Fatalf("the question's ends are not both kept:\n%s…%s", user[:300], user[len(user)-300:])
 				}
-				// The passages the model never saw are not sources: [2]
-				// cites nothing.
-				if len(res.Sources) != 1 || strings.Contains(user, "[2] ") || !slices.Equal(res.Invalid, []int{2}) || !res.Sources[0].Cited {
+			},
+		},
+		{
+			name: "passages the model never saw", numCtx: 8192, passages: bigDocs, answer: "See [1] and [3].",
+			turn: Turn{Question: "what does this break?", Context: filler("CONTEXT-START", "CONTEXT-END", 94000)},
+			check: func(t *testing.T, user string, res Result) {
+				if len(res.Cuts) != 2 || res.Cuts[1].Part != "passages" || res.Cuts[1].Note != "only the best 2 of 3 passages were given to the model to fit llama3.2:3b's 8192-token context" {
+					t.Fatalf("cuts %+v", res.Cuts)
+				}
+				// [3] was not in the prompt: it is no source to cite.
+				if len(res.Sources) != 2 || strings.Contains(user, "[3] ") || !slices.Equal(res.Invalid, []int{3}) || !res.Sources[0].Cited {
 					t.Fatalf("sources %+v, invalid %v", res.Sources, res.Invalid)
 				}
 			},
@@ -90,9 +96,12 @@ func TestPromptFitsTheModelsContext(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			chat := &fakeChat{answer: []string{cmpOr(tc.answer, "ok [1]")}}
+			chat := &fakeChat{answer: []string{"ok [1]"}}
+			if tc.answer != "" {
+				chat.answer = []string{tc.answer}
+			}
 			a := &Agent{Config: Config{Model: "llama3.2:3b", NumCtx: tc.numCtx, ModelContext: tc.modelContext},
-				Retriever: &fakeRetriever{passages: docs}, Reranker: fakeReranker{[]float32{3, 2, 1}}, Chat: chat}
+				Retriever: &fakeRetriever{passages: cmpOr(tc.passages, docs)}, Reranker: fakeReranker{[]float32{3, 2, 1}}, Chat: chat}
 			evs, res, last := collect(t, a, context.Background(), tc.turn)
 			if _, ok := last.(Done); !ok {
 				t.Fatalf("ended with %#v", last)
@@ -126,11 +135,18 @@ func TestPromptFitsTheModelsContext(t *testing.T) {
 	}
 }
 
-func cmpOr(s, or string) string {
-	if s == "" {
+func cmpOr[T any](s, or []T) []T {
+	if len(s) == 0 {
 		return or
 	}
 	return s
+}
+
+// bigDocs are three passages of 6 KB.
+var bigDocs = []Passage{
+	{Path: "a.md", Start: 1, End: 90, Text: filler("A", "A", 6000), LexicalRank: 1, VectorRank: 1},
+	{Path: "b.md", Start: 1, End: 90, Text: filler("B", "B", 6000), LexicalRank: 2, VectorRank: 2},
+	{Path: "c.md", Start: 1, End: 90, Text: filler("C", "C", 6000), LexicalRank: 3, VectorRank: 3},
 }
 
 // The order of cutting: the context the user gave (down to a quarter of
@@ -173,9 +189,16 @@ func TestCutOrder(t *testing.T) {
 				t.Errorf("kept %d history messages; the question must stay whole", len(p.history))
 			}
 		}},
-		{"the question last", Turn{Question: big, History: history(4)}, sources(5, 1000), []string{"passages", "history", "question"}, func(t *testing.T, p prompt) {
-			if len(p.sources) != 1 || len(p.history) != 0 || !strings.HasPrefix(p.user[strings.Index(p.user, "</sources>"):], "</sources>\n\nSTART") {
+		// Dropping passages and history could not save it: the question
+		// is cut first, to a quarter of the room.
+		{"a question too long for the window", Turn{Question: big, History: history(4)}, sources(5, 1000), []string{"passages", "question"}, func(t *testing.T, p prompt) {
+			if len(p.sources) == 0 || len(p.history) != 8 || !strings.HasPrefix(p.user[strings.Index(p.user, "</sources>"):], "</sources>\n\nSTART") || !strings.HasSuffix(p.user, "END") {
 				t.Errorf("%d sources, %d history", len(p.sources), len(p.history))
+			}
+		}},
+		{"the question whole when the rest can go", Turn{Question: filler("Q-START", "Q-END", 17000), History: history(4)}, sources(2, 1000), []string{"passages", "history"}, func(t *testing.T, p prompt) {
+			if len(p.sources) != 1 || !strings.HasSuffix(p.user, "Q-END") {
+				t.Errorf("%d sources", len(p.sources))
 			}
 		}},
 	} {
