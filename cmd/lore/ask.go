@@ -394,6 +394,15 @@ type askSourceJSON struct {
 	Cited     bool    `json:"cited"`
 }
 
+// askCutJSON is a part of the prompt cut to fit the model's context: kept
+// of of characters (context, question), passages or earlier exchanges.
+type askCutJSON struct {
+	Part string `json:"part"`
+	Kept int    `json:"kept"`
+	Of   int    `json:"of"`
+	Note string `json:"note"`
+}
+
 type askJSON struct {
 	Question   string             `json:"question"`
 	Standalone string             `json:"standalone_query"`
@@ -404,6 +413,7 @@ type askJSON struct {
 	BestScore  *float32           `json:"best_score"`
 	Sources    []askSourceJSON    `json:"sources"`
 	Invalid    []int              `json:"invalid_citations"`
+	Cuts       []askCutJSON       `json:"cuts"`
 	Timings    map[string]float64 `json:"timings_ms"`
 	Tokens     map[string]int     `json:"tokens"`
 	Session    string             `json:"session"`
@@ -413,13 +423,16 @@ func ptr[T any](v T) *T { return &v }
 
 func writeAskJSON(w io.Writer, r agent.Result, sessionID string) error {
 	out := askJSON{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model,
-		BestScore: r.BestScore, Sources: []askSourceJSON{}, Invalid: r.Invalid, Session: sessionID,
+		BestScore: r.BestScore, Sources: []askSourceJSON{}, Invalid: r.Invalid, Cuts: []askCutJSON{}, Session: sessionID,
 		Timings: map[string]float64{"condense": ms(r.Timings[agent.StageCondense]), "retrieve": ms(r.Timings[agent.StageRetrieve]),
 			"rerank": ms(r.Timings[agent.StageRerank]), "web": ms(r.Timings[agent.StageWeb]), "first_token": ms(r.FirstToken),
 			"generate": ms(r.Timings[agent.StageGenerate]), "total": ms(r.Total)},
 		Tokens: map[string]int{"prompt": r.PromptTokens, "completion": r.AnswerTokens}}
 	if out.Invalid == nil {
 		out.Invalid = []int{}
+	}
+	for _, c := range r.Cuts {
+		out.Cuts = append(out.Cuts, askCutJSON{Part: c.Part, Kept: c.Kept, Of: c.Of, Note: c.Note})
 	}
 	for _, s := range r.Sources {
 		j := askSourceJSON{N: s.N, Score: s.Score, Cited: s.Cited}

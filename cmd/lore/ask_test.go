@@ -17,6 +17,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // askEnv is a user with an index of searchDocs built through a fake Ollama.
@@ -383,5 +384,92 @@ func TestAskRendersMarkdownOnATerminal(t *testing.T) {
 		if colored := s != out.String(); colored == c.noColor {
 			t.Errorf("%+v: coloured %v:\n%q", c, colored, out.String())
 		}
+	}
+}
+
+// A question or context far beyond the model's context (8192 tokens, from
+// /api/show, below the num-ctx set) is cut to fit, and lore says so: a
+// note on stderr, "cuts" in --json; a passage the model never saw is not
+// a source. A small question is sent whole, without a note.
+func TestAskFitsTheModelsContext(t *testing.T) {
+	e, srv := askEnv(t)
+	srv.ContextLength = map[string]int{"llama3.2:3b": 8192}
+	e.vars["LORE_NUM_CTX"] = "32768"
+	fits := func(t *testing.T) string {
+		t.Helper()
+		chats := srv.Chats()
+		req := chats[len(chats)-1]
+		size := 0
+		for _, m := range req.Messages {
+			size += len(m.Content) + 24 // a chat template's wrapping
+		}
+		// ~3 bytes a token (the budget's rule), 1024 tokens kept for the answer.
+		if budget := (8192 - 1024) * 3; size > budget {
+			t.Fatalf("sent %d bytes to an 8192-token model, over %d", size, budget)
+		}
+		return req.Messages[len(req.Messages)-1].Content
+	}
+	big := "START " + strings.Repeat("the build log says nothing useful here ", 2400) + " END" // 94 KB
+
+	r := e.runIn(big, false, "ask", "--index", "go", "how do I cancel a context?")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	user := fits(t)
+	if !strings.Contains(user, "START the build log") || strings.Contains(user, " END") || !strings.HasSuffix(user, "Question: how do I cancel a context?") {
+		t.Fatalf("the context's beginning and the whole question must be sent:\n%s", user[len(user)-300:])
+	}
+	if !regexp.MustCompile(`(?m)^note: the context you gave was cut to its first [0-9,]+ characters of ` + units.Count(len(big)) + ` to fit llama3\.2:3b's 8192-token context$`).MatchString(r.stderr) {
+		t.Errorf("no note on stderr:\n%s", r.stderr)
+	}
+
+	r = e.runIn("how do I cancel a context? "+big, false, "ask", "--json", "--index", "go")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	out := askJSONOut(t, r.stdout)
+	user = fits(t)
+	if !strings.HasPrefix(user[strings.Index(user, "</sources>"):], "</sources>\n\nhow do I cancel a context? START") || !strings.HasSuffix(user, " END") {
+		t.Fatalf("the question's start and end must be sent:\n%s", user[:400])
+	}
+	if len(out.Cuts) != 1 || out.Cuts[0].Part != "question" || out.Cuts[0].Of != len("how do I cancel a context? "+big) ||
+		!strings.HasSuffix(out.Cuts[0].Note, "to fit llama3.2:3b's 8192-token context") || !strings.Contains(r.stderr, "note: "+out.Cuts[0].Note+"\n") {
+		t.Fatalf("cuts %+v, stderr %q", out.Cuts, r.stderr)
+	}
+
+	// In a 2048-token model, passages of 1.4 KB do not all fit beside the
+	// context: those left out are not sources, and [3] cites nothing.
+	dir := t.TempDir()
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("# Cancel\n\n"+strings.Repeat("Call cancel to release a context's resources. ", 30)+"\n"), 0o644)
+	}
+	if r := e.run(false, "--index", "long", "index", "-q", dir); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	srv.ContextLength["llama3.2:3b"] = 2048
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Call cancel [1]", " [3]."}})
+	r = e.runIn(big, false, "ask", "--json", "--index", "long", "how do I release a context's resources?")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	out = askJSONOut(t, r.stdout)
+	chats := srv.Chats()
+	user = chats[len(chats)-1].Messages[len(chats[len(chats)-1].Messages)-1].Content
+	var parts []string
+	for _, c := range out.Cuts {
+		parts = append(parts, c.Part)
+	}
+	if strings.Join(parts, ",") != "context,passages" || out.Cuts[1].Of != 3 || len(out.Sources) != out.Cuts[1].Kept {
+		t.Fatalf("cuts %+v, %d sources", out.Cuts, len(out.Sources))
+	}
+	if strings.Contains(user, "\n[3] ") || len(out.Invalid) != 1 || out.Invalid[0] != 3 || !out.Sources[0].Cited {
+		t.Fatalf("sources %+v, invalid %v, prompt:\n%s", out.Sources, out.Invalid, user)
+	}
+
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Use WithTimeout [1]."}})
+	r = e.runIn("", false, "ask", "--json", "--index", "go", "how do I cancel a context?")
+	// (the model's 2048 tokens still hold a small question whole)
+	if out := askJSONOut(t, r.stdout); r.code != exitOK || len(out.Cuts) != 0 || strings.Contains(r.stderr, "to fit") || !strings.HasSuffix(fits(t), "</sources>\n\nhow do I cancel a context?") {
+		t.Fatalf("a small question: exit %d, cuts %+v, stderr %q", r.code, out.Cuts, r.stderr)
 	}
 }
