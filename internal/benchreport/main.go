@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lore-cli/lore/internal/units"
 )
 
 const (
@@ -227,7 +229,7 @@ func render(r results, now time.Time) string {
 func format(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 1000:
-		return commas(strconv.FormatFloat(v, 'f', 0, 64))
+		return units.Count(int(math.Round(v)))
 	case a >= 100:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case a >= 1:
@@ -235,18 +237,6 @@ func format(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-}
-
-func commas(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
 }
 
 // splice replaces the generated section of md, or puts it after the first
