@@ -59,7 +59,7 @@ lint:
 # at a time). Findings are kept under each package's testdata/fuzz and run
 # by make test from then on.
 FUZZTIME ?= 30s
-FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph \
+FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph internal/ollama:FuzzChatStream \
 	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental internal/termsafe:FuzzText agent:FuzzFitPrompt
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/gomlx/go-huggingface/hub"
-	"github.com/knights-analytics/hugot"
 	"github.com/spf13/cobra"
 
 	"github.com/lore-cli/lore/app"
@@ -209,55 +206,6 @@ func runModelsRm(cfg config.Config, name string, streams *ioStreams) error {
 	return nil
 }
 
-// modelHub is where `lore models pull` downloads from; tests replace it.
-var modelHub rerank.Hub = hfHub{}
-
-// hfHub is Hugging Face, through hugot's downloader (go-huggingface).
-type hfHub struct{}
-
-func (hfHub) Files(ctx context.Context, name string) ([]string, error) {
-	return cancellable(ctx, func() ([]string, error) {
-		repo := hub.New(name).WithRevision("main")
-		repo.Verbosity = 0
-		if err := repo.DownloadInfo(false); err != nil {
-			return nil, err
-		}
-		var files []string
-		for f, err := range repo.IterFileNames() {
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, f)
-		}
-		return files, nil
-	})
-}
-
-// Download fetches the tokenizer and config files and onnxPath, flat:
-// onnx/model.onnx lands as model.onnx beside the tokenizer.
-func (hfHub) Download(ctx context.Context, name, onnxPath, dest string) (string, error) {
-	opts := hugot.NewDownloadOptions()
-	opts.OnnxFilePath = onnxPath
-	return cancellable(ctx, func() (string, error) { return hugot.DownloadModel(name, dest, opts) })
-}
-
-// cancellable returns when fn does or ctx is done; the downloaders take no
-// context, so a cancelled fn finishes in the background.
-func cancellable[T any](ctx context.Context, fn func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := fn()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
+// modelHub is where `lore models pull` downloads from (Hugging Face, or
+// HF_ENDPOINT), each reply bounded; tests replace it.
+var modelHub rerank.Hub = rerank.HFHub{Dial: dialer()}
