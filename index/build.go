@@ -243,9 +243,6 @@ func (b *builder) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := b.remember(ctx); err != nil {
-		return err
-	}
 	b.report("scan")
 	jobs, removed, err := b.scan(ctx, sources, wanted)
 	if err != nil {
@@ -257,6 +254,11 @@ func (b *builder) run(ctx context.Context) error {
 		}
 		b.startGraph()
 		defer b.stopGraph()
+	}
+	// Remembered only once the embedder answered: a new folder named
+	// while Ollama is down must not join the index's sources unindexed.
+	if err := b.remember(ctx); err != nil {
+		return err
 	}
 	b.progress.FilesTotal = len(jobs)
 	b.report("index")

@@ -737,3 +737,28 @@ func TestLoreignoreExampleOfTheDocs(t *testing.T) {
 		}
 	}
 }
+
+// A folder named while Ollama is down fails the build, and must not join
+// the index's sources: the next plain `lore index` would otherwise pick up
+// a source the user saw fail.
+func TestNewSourceWithEmbedderDownIsNotRemembered(t *testing.T) {
+	src, more, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	writeFiles(t, more, map[string]string{"extra.md": "# Extra\n\nmore text\n"})
+	build(t, dir, testOptions(newFakeEmbedder("nomic-embed-text", 8), src))
+
+	down := newFakeEmbedder("nomic-embed-text", 8)
+	down.err = errors.New("could not connect to Ollama")
+	if _, err := Build(context.Background(), dir, testOptions(down, more)); err == nil {
+		t.Fatal("a build whose embedder is down succeeded")
+	}
+	r, err := ReadRemembered(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Sources {
+		if s == more {
+			t.Fatalf("the folder that failed to index was remembered: %v", r.Sources)
+		}
+	}
+}
