@@ -25,7 +25,7 @@ import (
 // chunkerVersion changes whenever chunking output changes for the same
 // input, so that existing documents are re-chunked (their unchanged chunks
 // keep their vectors: only new hashes are embedded).
-const chunkerVersion = "2"
+const chunkerVersion = "3"
 
 // BuildOptions says what to index and how.
 type BuildOptions struct {

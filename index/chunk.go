@@ -16,9 +16,15 @@ const (
 // ChunkOptions is the chunk budget. Both numbers are in bytes of text,
 // which for English prose and code is about four per token.
 type ChunkOptions struct {
-	Size    int
-	Overlap int
+	Size    int // the most a chunk holds
+	Overlap int // prose repeated across a cut inside a section
 }
+
+// minSize is the size below which a prose chunk takes in the sections that
+// follow it: half the budget, so chunks of prose are between half and the
+// whole of chunk-size unless a page (or a section under a higher heading)
+// is smaller.
+func (o ChunkOptions) minSize() int { return o.Size / 2 }
 
 // A piece is a chunk of one document before it is stored.
 type piece struct {
@@ -30,27 +36,48 @@ type piece struct {
 
 // chunkDocument cuts loaded blocks into pieces of at most opt.Size bytes
 // (a lone oversized line is the only exception). Prose documents are cut at
-// headings first; source files at declarations.
-func chunkDocument(bs []block, code bool, opt ChunkOptions) []piece {
+// headings first, and neighbouring small sections are then joined up to
+// opt.minSize(); source files are cut at declarations. title is the page
+// title (front matter, <title>); when empty, a heading that is alone at the
+// top level of the document is taken as the title.
+func chunkDocument(bs []block, code bool, title string, opt ChunkOptions) []piece {
 	if code {
 		return chunkCode(bs, opt)
 	}
+	if title == "" {
+		title = soleTopHeading(bs)
+	}
 	var (
-		out     []piece
+		secs    []section
 		stack   []block
-		section []block
+		current []block
 	)
+	var pending []block // headings with no text of their own yet
 	flush := func() {
-		var body []block
-		for _, b := range section {
+		s := section{blocks: append(pending, current...), size: -1}
+		for _, b := range s.blocks {
+			s.size += b.size() + 1
 			if b.Kind != blockHeading {
-				body = append(body, b)
+				s.body = true
 			}
 		}
-		if len(body) > 0 {
-			out = append(out, pack(section, breadcrumb(stack), opt)...)
+		current = nil
+		if !s.body {
+			// A heading straight followed by a subheading goes with
+			// the subheading's text.
+			pending = s.blocks
+			return
 		}
-		section = nil
+		pending = nil
+		if len(stack) > 0 {
+			s.level = stack[len(stack)-1].Level
+			s.name = stack[len(stack)-1].Title
+		}
+		if s.blocks[0].Kind == blockHeading {
+			s.level = s.blocks[0].Level
+		}
+		s.trail = withTitle(title, breadcrumb(stack))
+		secs = append(secs, s)
 	}
 	for _, b := range bs {
 		if b.Kind == blockHeading {
@@ -60,10 +87,99 @@ func chunkDocument(bs []block, code bool, opt ChunkOptions) []piece {
 			}
 			stack = append(stack, b)
 		}
-		section = append(section, b)
+		current = append(current, b)
 	}
 	flush()
+	var out []piece
+	for _, g := range groupSections(secs, opt) {
+		var blocks []block
+		for _, s := range g {
+			blocks = append(blocks, s.blocks...)
+		}
+		out = append(out, pack(blocks, groupHeading(g), opt)...)
+	}
 	return out
+}
+
+// A section is a heading and the blocks under it up to the next heading.
+type section struct {
+	blocks []block
+	size   int    // bytes of text, with a newline between blocks
+	level  int    // of its heading; 0 before the first heading
+	name   string // its heading's own title
+	trail  string // the page title and the headings above it, "Title > A > B"
+	body   bool   // holds more than its heading
+}
+
+// groupSections joins neighbouring sections while the group is smaller than
+// the minimum chunk size and the next section still fits the budget. Small
+// sections on their own are short, so BM25 boosts them for their length, and
+// the words that tie a question to them often sit in the section next door.
+// A group never climbs above its first section's level: "A > x" does not
+// absorb the next "B", whose text is not about A.
+func groupSections(secs []section, opt ChunkOptions) [][]section {
+	var out [][]section
+	var g []section
+	size := 0
+	for _, s := range secs {
+		if len(g) > 0 && (size >= opt.minSize() || size+1+s.size > opt.Size || s.level < g[0].level) {
+			out = append(out, g)
+			g, size = nil, -1
+		}
+		g = append(g, s)
+		size += 1 + s.size
+	}
+	if len(g) > 0 {
+		out = append(out, g)
+	}
+	return out
+}
+
+// groupHeading is a group's heading trail: its first section's, then the
+// names of the sections joined to it, which their text holds as well but
+// which say what the chunk is about.
+func groupHeading(g []section) string {
+	h := g[0].trail
+	for _, s := range g[1:] {
+		if s.name != "" && !strings.Contains(h, s.name) {
+			h += "; " + s.name
+		}
+	}
+	return h
+}
+
+// soleTopHeading is the title of a document whose first heading is the only
+// one at its level or above: the page's title, as a lone "# Title" is.
+func soleTopHeading(bs []block) string {
+	var first *block
+	for i, b := range bs {
+		if b.Kind != blockHeading {
+			continue
+		}
+		if first == nil {
+			first = &bs[i]
+		} else if b.Level <= first.Level {
+			return ""
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return first.Title
+}
+
+// withTitle puts the page title at the head of a heading trail, unless the
+// trail already starts with it.
+func withTitle(title, trail string) string {
+	switch {
+	case title == "":
+		return trail
+	case trail == "":
+		return title
+	case trail == title || strings.HasPrefix(trail, title+" > "):
+		return trail
+	}
+	return title + " > " + trail
 }
 
 func breadcrumb(stack []block) string {

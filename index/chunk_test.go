@@ -52,22 +52,27 @@ func TestMarkdownChunks(t *testing.T) {
 		name: "front matter is dropped and line numbers kept",
 		file: "a.md",
 		src:  "---\ntitle: Hello\ntags: [x]\n---\n# Intro\n\nBody text.\n",
-		want: []string{"5-7|Intro|prose|Body text."},
+		want: []string{"5-7|Hello > Intro|prose|Body text."},
 	}, {
 		name: "nested headings form a breadcrumb",
 		file: "a.md",
+		src:  "# Install\n\nIntro " + para("intro", 40) + "\n\n## Linux\n\n### Manual install\n\nRun make " + para("make", 40) + "\n\n## Windows\n\nUse the installer " + para("setup", 40) + "\n",
+		want: []string{"1-3|Install|prose|Intro", "5-9|Install > Linux > Manual install|prose|## Linux\n\n### Manual install\n\nRun make", "11-13|Install > Windows|prose|installer"},
+	}, {
+		name: "small sections are joined, under the first one's trail and the others' names",
+		file: "a.md",
 		src:  "# Install\n\nIntro.\n\n## Linux\n\n### Manual install\n\nRun make.\n\n## Windows\n\nUse the installer.\n",
-		want: []string{"1-3|Install|prose|Intro.", "7-9|Install > Linux > Manual install|prose|Run make.", "11-13|Install > Windows|prose|installer"},
+		want: []string{"1-13|Install; Manual install; Windows|prose|Intro.\n\n## Linux\n\n### Manual install\n\nRun make."},
 	}, {
 		name: "setext headings",
 		file: "a.md",
 		src:  "Title\n=====\n\nText one.\n\nSub\n---\n\nText two.\n",
-		want: []string{"1-4|Title|prose|Text one.", "6-9|Title > Sub|prose|Text two."},
+		want: []string{"1-9|Title; Sub|prose|Text one.\n\nSub\n---\n\nText two."},
 	}, {
 		name: "CRLF files keep their line numbers",
 		file: "a.md",
 		src:  "# A\r\n\r\nfirst\r\n\r\n# B\r\n\r\nsecond\r\n",
-		want: []string{"1-3|A|prose|first", "5-7|B|prose|second"},
+		want: []string{"1-7|A; B|prose|first\n\n# B\n\nsecond"},
 	}, {
 		name: "no headings",
 		file: "a.md",
@@ -182,7 +187,8 @@ func TestGiantParagraph(t *testing.T) {
 }
 
 func TestRST(t *testing.T) {
-	src := "Guide\n=====\n\nIntro.\n\nSetup\n-----\n\nDo this.\n"
+	long := strings.Repeat("word ", 50)
+	src := "Guide\n=====\n\nIntro " + long + "\n\nSetup\n-----\n\nDo this.\n"
 	ps := chunkString(t, "a.rst", src, testChunk)
 	if len(ps) != 2 || ps[1].Heading != "Guide > Setup" || ps[1].Start != 6 {
 		t.Fatalf("got\n%s", dump(ps))
@@ -195,7 +201,7 @@ func TestHTML(t *testing.T) {
 <body>
 <h1>Guide</h1>
 <p>First paragraph
-about things.</p>
+about things. ` + strings.Repeat("More words. ", 20) + `</p>
 <script>var hidden = 1;</script>
 <h2>Details &amp; more</h2>
 <pre>code  keeps   spacing</pre>
@@ -209,7 +215,7 @@ about things.</p>
 			t.Errorf("%q leaked:\n%s", bad, all)
 		}
 	}
-	if len(ps) != 2 || ps[0].Heading != "Guide" || ps[1].Heading != "Guide > Details & more" {
+	if len(ps) != 2 || ps[0].Heading != "T > Guide" || ps[1].Heading != "T > Guide > Details & more" {
 		t.Fatalf("got\n%s", all)
 	}
 	if ps[0].Start != 4 || ps[0].End != 6 {
@@ -319,4 +325,89 @@ func FuzzCodeAndText(f *testing.F) {
 			chunkString(t, name, s, ChunkOptions{Size: 120, Overlap: 30})
 		}
 	})
+}
+
+func TestSmallSectionsAreJoinedUpToTheBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Options\n\n")
+	for i := range 30 {
+		fmt.Fprintf(&b, "## Option %d\n\nOption %d sets the number %d of things to do.\n\n", i, i, i)
+	}
+	src := b.String()
+	big := chunkString(t, "a.md", src, ChunkOptions{Size: 1500, Overlap: 200})
+	small := chunkString(t, "a.md", src, ChunkOptions{Size: 400, Overlap: 80})
+	if len(big) >= len(small) {
+		t.Fatalf("chunk-size 1500 gave %d chunks, 400 gave %d: the size setting changed nothing", len(big), len(small))
+	}
+	for _, ps := range [][]piece{big, small} {
+		next := 1
+		for i, p := range ps {
+			if p.Start != next && p.Start != next+1 {
+				t.Errorf("piece %d starts at line %d, the previous ended at %d: lines lost", i, p.Start, next-1)
+			}
+			next = p.End + 1
+		}
+	}
+	for i, p := range big[:len(big)-1] {
+		if len(p.Text) < 1500/2 {
+			t.Errorf("piece %d of %d is %d bytes, under half the budget", i, len(big), len(p.Text))
+		}
+	}
+	if !strings.HasPrefix(big[1].Heading, "Options > Option ") || !strings.Contains(big[1].Heading, "; Option ") {
+		t.Errorf("a joined chunk is headed %q, want its first trail then the names joined to it", big[1].Heading)
+	}
+}
+
+func TestJoiningStopsAtAHigherHeading(t *testing.T) {
+	long := strings.Repeat("lorem ipsum ", 30)
+	src := "## A\n\n" + long + "\n\n### x\n\nsmall x.\n\n## B\n\nsmall b.\n"
+	ps := chunkString(t, "a.md", src, testChunk)
+	if len(ps) != 3 || ps[1].Heading != "A > x" || ps[2].Heading != "B" {
+		t.Fatalf("B, which is not about A, was joined to A > x:\n%s", dump(ps))
+	}
+}
+
+func TestPageTitleHeadsEveryTrail(t *testing.T) {
+	long := strings.Repeat("word ", 60)
+	tests := []struct {
+		name, file, src string
+		want            []string // every piece's heading
+	}{{
+		name: "YAML front matter title, no top heading",
+		file: "flags.md",
+		src:  "---\ntitle: Feature flags\nsort_rank: 12\n---\n\nIntro " + long + "\n\n## Exemplars\n\n" + long + "\n",
+		want: []string{"Feature flags", "Feature flags > Exemplars"},
+	}, {
+		name: "TOML front matter, quoted",
+		file: "a.md",
+		src:  "+++\ntitle = \"Storage: local\"\n+++\n\n## Retention\n\n" + long + "\n",
+		want: []string{"Storage: local > Retention"},
+	}, {
+		name: "a lone H1 is the title, also of the text before it",
+		file: "a.md",
+		src:  "Intro " + long + "\n\n# Guide\n\n## Setup\n\n" + long + "\n",
+		want: []string{"Guide", "Guide > Setup"},
+	}, {
+		name: "two H1s: neither is the page's title",
+		file: "a.md",
+		src:  "# One\n\n" + long + "\n\n# Two\n\n" + long + "\n",
+		want: []string{"One", "Two"},
+	}, {
+		name: "the title is not repeated when the H1 says it",
+		file: "a.md",
+		src:  "---\ntitle: Guide\n---\n# Guide\n\n" + long + "\n",
+		want: []string{"Guide"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := chunkString(t, tt.file, tt.src, testChunk)
+			var got []string
+			for _, p := range ps {
+				got = append(got, p.Heading)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("headings %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

@@ -9,10 +9,11 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// loadHTML extracts the visible text of a page with its heading structure.
+// loadHTML extracts the visible text of a page with its heading structure,
+// and the page's <title>.
 // It walks the token stream rather than a parsed tree so that it can count
 // the newlines of the raw source and give every block its lines on disk.
-func loadHTML(src string) []block {
+func loadHTML(src string) ([]block, string) {
 	// The tokenizer turns a lone \r into \n; lore counts lines at \n only
 	// (as splitLines does), so make both agree first.
 	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", " ")
@@ -28,6 +29,11 @@ func loadHTML(src string) []block {
 		kind   = blockPara
 		level  int
 		inCell bool
+		// The first <title> before any text names the page; one in an
+		// <svg> of the body does not.
+		title   strings.Builder
+		inTitle bool
+		titled  bool
 	)
 	flush := func() {
 		text := buf.String()
@@ -56,8 +62,12 @@ func loadHTML(src string) []block {
 		switch tt {
 		case html.ErrorToken:
 			flush()
-			return out
+			return out, strings.TrimSpace(collapseSpace(title.String()))
 		case html.TextToken:
+			if inTitle {
+				title.Write(z.Text())
+				continue
+			}
 			if skip > 0 {
 				continue
 			}
@@ -79,6 +89,11 @@ func loadHTML(src string) []block {
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
 			start := tt == html.StartTagToken
+			if a == atom.Title {
+				inTitle = start && !titled && len(out) == 0 && buf.Len() == 0
+				titled = titled || start
+				continue
+			}
 			switch a {
 			case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Head, atom.Svg:
 				if tt == html.StartTagToken {

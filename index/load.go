@@ -86,20 +86,21 @@ func loadDocument(ctx context.Context, ft fileType, abs string, data []byte, opt
 	}
 	src = strings.TrimPrefix(src, "\uFEFF")
 	var bs []block
+	var title string
 	switch ft {
 	case typeMarkdown:
-		bs = loadMarkdown(src, false)
+		bs, title = loadMarkdown(src, false), frontMatterTitle(src)
 	case typeMDX:
-		bs = loadMarkdown(src, true)
+		bs, title = loadMarkdown(src, true), frontMatterTitle(src)
 	case typeText:
 		bs = loadText(src, false)
 	case typeRST:
 		bs = loadText(src, true)
 	case typeHTML:
-		bs = loadHTML(src)
+		bs, title = loadHTML(src)
 	case typeCode:
 		bs = loadCode(src)
 	}
-	res.pieces = chunkDocument(bs, ft == typeCode, opt)
+	res.pieces = chunkDocument(bs, ft == typeCode, title, opt)
 	return res, nil
 }

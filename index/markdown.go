@@ -117,6 +117,31 @@ func skipFrontMatter(lines []string) int {
 	return 0 // unterminated: it was a thematic break, not front matter
 }
 
+// frontMatterTitle is the title a YAML (title: X) or TOML (title = "X")
+// front matter gives the page, "" when there is none. Many docs sites keep
+// the page's name only there and start the text at its first section.
+func frontMatterTitle(src string) string {
+	lines := splitLines(src)
+	end := skipFrontMatter(lines)
+	for i := 1; i < end-1; i++ {
+		l := lines[i]
+		var v string
+		if k, rest, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "title" && strings.TrimSpace(lines[0]) == "---" {
+			v = rest
+		} else if k, rest, ok := strings.Cut(l, "="); ok && strings.TrimSpace(k) == "title" && strings.TrimSpace(lines[0]) == "+++" {
+			v = rest
+		} else {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		return strings.TrimSpace(stripMarkup(v))
+	}
+	return ""
+}
+
 // readFence consumes a fenced code block starting at lines[i] and returns the
 // index of its last line. An unclosed fence runs to the end of the file, as
 // CommonMark says.
