@@ -28,6 +28,10 @@ type block struct {
 	// EndLine is set when Lines do not map one to one onto lines on disk
 	// (HTML, where markup lines vanish); zero means Start+len(Lines)-1.
 	EndLine int
+	// Prefix is text the block's chunk repeats before its lines without
+	// their being there on disk: the header row of a table cut into parts,
+	// so that every part carries its column names.
+	Prefix string
 }
 
 func (b block) End() int {
@@ -40,10 +44,18 @@ func (b block) End() int {
 // exact says whether Lines[i] is line Start+i on disk.
 func (b block) exact() bool { return b.EndLine == 0 }
 
-func (b block) text() string { return strings.Join(b.Lines, "\n") }
+func (b block) text() string {
+	if b.Prefix != "" {
+		return b.Prefix + "\n" + strings.Join(b.Lines, "\n")
+	}
+	return strings.Join(b.Lines, "\n")
+}
 
 func (b block) size() int {
 	n := len(b.Lines)
+	if b.Prefix != "" {
+		n += len(b.Prefix) + 1
+	}
 	for _, l := range b.Lines {
 		n += len(l)
 	}

@@ -309,7 +309,63 @@ func splitBlock(b block, max int) []block {
 		}
 		return mergeSmall(out, max)
 	}
+	if b.Kind == blockTable {
+		return splitTable(b, max)
+	}
 	return splitLinesTo(b, max)
+}
+
+// splitTable cuts a table into groups of whole rows up to max, each after
+// the first repeating the header (the column names, and in Markdown the
+// delimiter row) as its Prefix. A row alone means little: in a reference
+// table of options the header says which cell is the name, the type, the
+// default.
+func splitTable(b block, max int) []block {
+	nh := 1
+	if len(b.Lines) > 1 && tableDelim.MatchString(b.Lines[1]) {
+		nh = 2
+	}
+	head := strings.Join(b.Lines[:nh], "\n")
+	if len(b.Lines) <= nh || len(head)+1 > max/2 {
+		return splitLinesTo(b, max) // a header this wide would crowd out the rows
+	}
+	var groups []block
+	group := func(i, j int) {
+		g := sub(b, i, j)
+		if i >= nh {
+			g.Prefix = head
+		}
+		groups = append(groups, g)
+	}
+	start, size := 0, len(head)+1
+	for i := nh; i < len(b.Lines); i++ {
+		n := len(b.Lines[i]) + 1
+		if size+n > max && i > start && i > nh {
+			group(start, i)
+			start, size = i, len(head)+1
+		}
+		size += n
+	}
+	group(start, len(b.Lines))
+	var out []block
+	for _, g := range groups {
+		if g.size() <= max {
+			out = append(out, g)
+			continue
+		}
+		// One row larger than the budget: cut it, each part still headed.
+		prefix := g.Prefix
+		g.Prefix = ""
+		budget := max
+		if prefix != "" {
+			budget -= len(prefix) + 1
+		}
+		for _, p := range splitLinesTo(g, budget) {
+			p.Prefix = prefix
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func splitAtBlankLines(b block) []block {

@@ -411,3 +411,50 @@ func TestPageTitleHeadsEveryTrail(t *testing.T) {
 		})
 	}
 }
+
+func TestTableChunksRepeatTheHeader(t *testing.T) {
+	row := func(i int) string {
+		return fmt.Sprintf("| `opt_%d` | duration | %s |", i, strings.Repeat(fmt.Sprintf("what option %d does ", i), 12))
+	}
+	var md strings.Builder
+	md.WriteString("# Reference\n\n| Name | Type | Description |\n|---|---|---|\n")
+	var html strings.Builder
+	html.WriteString("<h1>Reference</h1>\n<table>\n<tr><th>Name</th><th>Type</th><th>Description</th></tr>\n")
+	for i := range 12 {
+		md.WriteString(row(i) + "\n")
+		r := strings.Split(strings.Trim(row(i), "| "), " | ")
+		fmt.Fprintf(&html, "<tr><td>%s</td><td>%s</td><td>%s</td></tr>\n", r[0], r[1], r[2])
+	}
+	html.WriteString("</table>\n")
+	for _, tc := range []struct{ file, src, head string }{
+		{"a.md", md.String(), "| Name | Type | Description |\n|---|---|---|\n"},
+		{"a.html", html.String(), "Name | Type | Description\n"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			ps := chunkString(t, tc.file, tc.src, ChunkOptions{Size: 1500, Overlap: 200})
+			if len(ps) < 3 {
+				t.Fatalf("want the table in several chunks, got:\n%s", dump(ps))
+			}
+			seen := 0
+			for i, p := range ps {
+				body := strings.TrimPrefix(strings.TrimPrefix(p.Text, "# "), "Reference\n\n")
+				if !strings.HasPrefix(body, tc.head) {
+					t.Errorf("chunk %d of the table does not carry the column names: %q", i, p.Text)
+				}
+				if p.Kind != KindTable || p.Heading != "Reference" {
+					t.Errorf("chunk %d is %s under %q", i, p.Kind, p.Heading)
+				}
+				if n := strings.Count(p.Text, "what option"); n < 12*2 && i < len(ps)-1 {
+					t.Errorf("chunk %d holds %d rows' words: rows are not grouped up to the budget", i, n/12)
+				}
+				seen += strings.Count(p.Text, "`opt_")
+				if strings.Contains(tc.file, ".md") && i > 0 && p.Start != ps[i-1].End+1 {
+					t.Errorf("chunk %d starts at line %d, the previous ended at %d: its range is not its rows'", i, p.Start, ps[i-1].End)
+				}
+			}
+			if strings.Contains(tc.file, ".md") && seen != 12 {
+				t.Errorf("%d rows in all, want each of the 12 once", seen)
+			}
+		})
+	}
+}
