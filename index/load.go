@@ -20,21 +20,36 @@ const (
 	typeHTML
 	typeCode
 	typePDF
+	typeStructured // YAML, TOML, JSON
 )
+
+// Kinds of file, as lore index status counts them by the chunker they went
+// through.
+var fileKinds = map[fileType]string{typeMarkdown: "markdown", typeMDX: "markdown", typeText: "text", typeRST: "text",
+	typeHTML: "html", typeCode: "code", typePDF: "pdf", typeStructured: "structured"}
+
+// FileKind is the kind of chunking a file of this name goes through:
+// markdown, text, html, code, pdf or structured; "" when lore does not index it.
+func FileKind(name string) string { return fileKinds[typeOf(name)] }
 
 var typesByExt = map[string]fileType{
 	".md": typeMarkdown, ".markdown": typeMarkdown, ".mdown": typeMarkdown, ".mdx": typeMDX,
 	".txt": typeText, ".text": typeText, ".rst": typeRST,
 	".html": typeHTML, ".htm": typeHTML, ".xhtml": typeHTML,
-	".pdf": typePDF,
+	".pdf":  typePDF,
+	".yaml": typeStructured, ".yml": typeStructured, ".toml": typeStructured, ".json": typeStructured,
 }
 
 var codeExts = strings.Fields(`.go .py .pyi .js .mjs .cjs .jsx .ts .tsx .mts .rs .java .kt .kts .scala .c .h .cc .cpp .cxx
 	.hpp .hh .cs .rb .php .swift .m .lua .pl .r .jl .ex .exs .erl .hs .ml .zig .nim .dart .sql .proto .graphql
-	.sh .bash .zsh .fish .ps1 .yaml .yml .toml .ini .cfg .conf .tf .hcl .cmake .mk .gradle .vue .svelte`)
+	.sh .bash .zsh .fish .ps1 .ini .cfg .conf .tf .hcl .cmake .mk .gradle .vue .svelte`)
 
 var codeNames = map[string]bool{"Makefile": true, "GNUmakefile": true, "Dockerfile": true, "Containerfile": true,
 	"Justfile": true, "Rakefile": true, "Gemfile": true, "CMakeLists.txt": true, "go.mod": true}
+
+// lockFiles are JSON written by package managers: thousands of lines of
+// versions and hashes that no question is about.
+var lockFiles = map[string]bool{"package-lock.json": true, "npm-shrinkwrap.json": true, "composer.lock": true}
 
 func init() {
 	for _, e := range codeExts {
@@ -44,6 +59,9 @@ func init() {
 
 func typeOf(name string) fileType {
 	base := path.Base(name)
+	if lockFiles[base] {
+		return typeNone
+	}
 	if codeNames[base] {
 		return typeCode
 	}
@@ -100,6 +118,9 @@ func loadDocument(ctx context.Context, ft fileType, abs string, data []byte, opt
 		bs, title = loadHTML(src)
 	case typeCode:
 		bs = loadCode(src)
+	case typeStructured:
+		res.pieces = chunkStructured(src, structuredSyntax(abs), opt)
+		return res, nil
 	}
 	res.pieces = chunkDocument(bs, ft == typeCode, title, opt)
 	return res, nil

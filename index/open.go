@@ -130,6 +130,10 @@ type Status struct {
 	Skipped      []SkippedFile  `json:"skipped"`
 	Changed      []Change       `json:"changed"`
 	ChunksByKind map[string]int `json:"chunks_by_kind"`
+	// DocumentsByKind counts the indexed files by how they are chunked
+	// (FileKind: markdown, text, html, code, pdf, structured), so that one
+	// sees whether config samples or an OpenAPI file are in the index.
+	DocumentsByKind map[string]int `json:"documents_by_kind"`
 	// Damaged says why the index is damaged (SQLite's words), "" when it
 	// is healthy. A damaged index reports only its name, path and sources.
 	Damaged string `json:"damaged"`
@@ -146,7 +150,7 @@ type Change struct {
 // and mtime, as a build would). Damage is not an error here: it is in
 // Status.Damaged.
 func (ix *Index) Status(ctx context.Context) (Status, error) {
-	s := Status{Index: ix.name, Path: filepath.Join(ix.dir, ix.gen), Sources: []string{}, Skipped: []SkippedFile{}, Changed: []Change{}, ChunksByKind: map[string]int{}}
+	s := Status{Index: ix.name, Path: filepath.Join(ix.dir, ix.gen), Sources: []string{}, Skipped: []SkippedFile{}, Changed: []Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}}
 	err := ix.Check(ctx)
 	if err == nil {
 		var full Status
@@ -205,7 +209,7 @@ func StatusOf(ctx context.Context, dir, name string) (Status, error) {
 	var d *DamagedError
 	if errors.As(err, &d) {
 		s := Status{Index: name, Path: filepath.Join(dir, CurrentGeneration(dir)), Sources: []string{}, Skipped: []SkippedFile{},
-			Changed: []Change{}, ChunksByKind: map[string]int{}, Damaged: d.Reason}
+			Changed: []Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}, Damaged: d.Reason}
 		if r, err := ReadRemembered(dir); err == nil {
 			s.Sources = append(s.Sources, r.Sources...)
 		}
@@ -258,8 +262,11 @@ func (ix *Index) status(ctx context.Context, s Status) (Status, error) {
 			return s, err
 		}
 		for p, d := range docs {
-			if d.Status == statusSkipped {
+			switch d.Status {
+			case statusSkipped:
 				s.Skipped = append(s.Skipped, SkippedFile{Path: joinSource(src.Root, p), Reason: d.Reason})
+			case statusIndexed:
+				s.DocumentsByKind[FileKind(p)]++
 			}
 		}
 		if w.err != nil {

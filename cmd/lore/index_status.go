@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,7 +73,7 @@ func printStatus(w io.Writer, s index.Status) {
 		fmt.Fprintf(w, "damaged    %s; %s\n", termsafe.Line(s.Damaged), fix)
 		return
 	}
-	fmt.Fprintf(w, "documents  %d\n", s.Documents)
+	fmt.Fprintf(w, "documents  %d%s\n", s.Documents, byKind(s.DocumentsByKind))
 	fmt.Fprintf(w, "chunks     %d (%d prose, %d code, %d table)\n", s.Chunks, s.ChunksByKind[index.KindProse], s.ChunksByKind[index.KindCode], s.ChunksByKind[index.KindTable])
 	if s.Embedder == "none" {
 		fmt.Fprintf(w, "embedder   none (lexical search only)\n")
@@ -94,4 +98,22 @@ func printStatus(w io.Writer, s index.Status) {
 	for _, c := range s.Changed {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Change, termsafe.Line(c.Path))
 	}
+}
+
+// byKind lists how many files went through each chunker, most first:
+// " (markdown 120, code 30, structured 4)".
+func byKind(n map[string]int) string {
+	kinds := slices.Collect(maps.Keys(n))
+	slices.SortFunc(kinds, func(a, b string) int { return cmp.Or(n[b]-n[a], strings.Compare(a, b)) })
+	parts := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		if k == "" {
+			continue // indexed by an older lore under a type this one leaves out
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", k, n[k]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

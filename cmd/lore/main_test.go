@@ -139,7 +139,7 @@ func TestIndexTextOutput(t *testing.T) {
 		t.Errorf("--quiet printed %q", r.stderr)
 	}
 	r = e.run(true, "index", "status")
-	for _, want := range []string{"documents  2", "embedder   none", "logo.png: unsupported file type", "up to date"} {
+	for _, want := range []string{"documents  2 (code 1, markdown 1)", "embedder   none", "logo.png: unsupported file type", "up to date"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("status lacks %q:\n%s", want, r.stdout)
 		}
