@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +39,9 @@ func TestKillAtRandomMoments(t *testing.T) {
 	src, dir := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 300 {
-		files[fmt.Sprintf("d%02d/f%03d.md", i%7, i)] = fmt.Sprintf("# File %d\n\nalpha %d\n\n## Two\n\nbeta %d\n\n## Three\n\ngamma %d\n", i, i, i, i)
+		// Sections over half the chunk budget, so each is a chunk of its own.
+		pad := strings.Repeat(" filler", 25)
+		files[fmt.Sprintf("d%02d/f%03d.md", i%7, i)] = fmt.Sprintf("# File %d\n\nalpha %d%s\n\n## Two\n\nbeta %d%s\n\n## Three\n\ngamma %d%s\n", i, i, pad, i, pad, i, pad)
 	}
 	writeFiles(t, src, files)
 	age(t, src)
