@@ -96,7 +96,7 @@ func TestAskPlainAndTTY(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "\x1b") {
 		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
 	}
-	if !strings.HasPrefix(r.stdout, "Use WithTimeout [1].\n\nSources:\n*[1] context.md:3-5 > Context > Timeouts") {
+	if !strings.HasPrefix(r.stdout, "Use WithTimeout [1].\n\nSources:\n*[1] context.md:1-5 > Context > Timeouts") {
 		t.Errorf("plain output:\n%s", r.stdout)
 	}
 	if strings.Contains(r.stderr, "retrieve") {

@@ -55,7 +55,7 @@ func TestSearchLexical(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 	top := out.Results[0]
-	if top.Rank != 1 || top.Path != "context.md" || top.Source != docs || top.StartLine != 3 || top.Heading != "Context > Timeouts" ||
+	if top.Rank != 1 || top.Path != "context.md" || top.Source != docs || top.StartLine != 1 || top.Heading != "Context > Timeouts" ||
 		top.LexicalRank == nil || *top.LexicalRank != 1 || top.VectorRank != nil || top.RerankScore != nil || !strings.Contains(top.Text, "WithTimeout") {
 		t.Errorf("top result %+v", top)
 	}
