@@ -492,7 +492,11 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity 
 
 // lexical is lexicalIDs with each chunk's Coverage of the query.
 func (ix *Index) lexical(ctx context.Context, query string, k int, proximity bool) ([]int64, []float64, error) {
-	terms := bm25.Query(query)
+	qterms := bm25.QueryTerms(query)
+	terms := make([]string, len(qterms))
+	for i, t := range qterms {
+		terms[i] = t.Term
+	}
 	if len(terms) == 0 {
 		return nil, nil, nil
 	}
@@ -522,12 +526,22 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 	var scored []*bm25.Term
 	var stems []string
 	var idfs []float64
-	for _, term := range terms {
+	for _, qt := range qterms {
+		term := qt.Term
 		t := lists[term]
 		if t == nil {
 			continue
 		}
 		idf := bm25.IDF(int(docs), len(t.List.IDs))
+		if qt.Word != "" {
+			// A plain word's identifier weighs no more than the word:
+			// as much when the word is nowhere else (keepalive).
+			df := 0
+			if w := lists[qt.Word]; w != nil {
+				df = len(w.List.IDs)
+			}
+			idf = min(idf, bm25.IDF(int(docs), df))
+		}
 		t.Weight = bm25Params.Weight(idf)
 		scored = append(scored, t)
 		if !strings.HasPrefix(term, bm25.IdentPrefix) {

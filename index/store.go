@@ -15,9 +15,10 @@ import (
 	"github.com/lore-cli/lore/index/bm25"
 )
 
-// schemaVersion changes when the tables change. `lore index` upgrades an
+// schemaVersion changes when the tables or the terms they hold change (3:
+// the analyser's stopwords, contractions and single digits). `lore index` upgrades an
 // index of format 1 in place (see migrateV1); anything else is rebuilt.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

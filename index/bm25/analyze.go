@@ -29,11 +29,20 @@ const MaxQueryTerms = 64
 // only add noise to an OR query.
 var stopwords = map[string]bool{}
 
+// stopStems are the stems of the stopwords long enough to be inflected
+// (use → uses, using), so a form of a stopword is one too.
+var stopStems = map[string]bool{}
+
 func init() {
 	for _, w := range strings.Fields(`a an and are as at be by can do does for from how i if in into is it its
 		of on or so that the their then there these this to was what when where which while who why will
 		with you your my me we our should would could use using used get make between about after before`) {
 		stopwords[w] = true
+	}
+	for w := range stopwords {
+		if len(w) > 2 {
+			stopStems[stem(w)] = true
+		}
 	}
 }
 
@@ -42,14 +51,16 @@ func init() {
 func IsStopword(w string) bool { return stopwords[w] }
 
 // Words calls emit with every term of text, in order: runs of letters and
-// digits, lowercased, diacritics removed, stopwords and one-letter words
-// dropped, Porter-stemmed. Chunks and queries both go through it, so what
-// the index holds and what a query asks for cannot drift apart.
+// digits, lowercased, diacritics removed, Porter-stemmed, without
+// stopwords and one-letter words. Chunks and queries both go through it,
+// so what the index holds and what a query asks for cannot drift apart.
 func Words(text string, emit func(term string)) {
 	fields(text, func(w string) { word(w, emit) })
 }
 
-// fields calls fn with every run of letters and digits of text, as is.
+// fields calls fn with every run of letters and digits of text, as is. An
+// apostrophe between two letters (don't, user's, O'Reilly) joins them; word
+// then reads the contraction.
 func fields(text string, fn func(string)) {
 	start := -1
 	for i, r := range text {
@@ -57,6 +68,9 @@ func fields(text string, fn func(string)) {
 			if start < 0 {
 				start = i
 			}
+			continue
+		}
+		if start >= 0 && (r == '\'' || r == '’') && apostropheJoins(text, start, i, utf8.RuneLen(r)) {
 			continue
 		}
 		if start >= 0 {
@@ -69,16 +83,71 @@ func fields(text string, fn func(string)) {
 	}
 }
 
+// apostropheJoins reports whether the apostrophe at text[i:i+n] sits
+// between two letters of a word that began at start.
+func apostropheJoins(text string, start, i, n int) bool {
+	before, _ := utf8.DecodeLastRuneInString(text[start:i])
+	after, _ := utf8.DecodeRuneInString(text[i+n:])
+	return unicode.IsLetter(before) && unicode.IsLetter(after)
+}
+
+// contractions are the English clitics after an apostrophe that add no
+// word of their own: user's is user, you're is you, don't is do (not).
+var contractions = map[string]bool{"s": true, "t": true, "re": true, "ve": true, "ll": true, "d": true, "m": true}
+
+// negations are the n't forms whose verb is not what is left of them.
+var negations = map[string]string{"can": "can", "won": "will", "shan": "shall"}
+
+// word calls emit with the term of one field. Stopwords are checked on the
+// word as written and again on its stem, so the inflections of a stopword
+// (uses, gets, making) are dropped with it; a word that only stems onto a
+// short stopword (one and ones → on) keeps its own form instead, so it is
+// neither dropped nor confused with the stopword. One-letter words are
+// dropped (a, I, the x of code) but single digits are kept (HTTP/2,
+// version 3).
 func word(w string, emit func(string)) {
 	w = fold(w)
-	if len(w) < 2 || stopwords[w] {
+	if i := strings.IndexAny(w, "'’"); i >= 0 {
+		w = contraction(w, i)
+	}
+	if len(w) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') || stopwords[w] {
 		return
 	}
 	if len(w) > 64 { // base64, hashes: keep them matchable, don't stem them
 		emit(w)
 		return
 	}
-	emit(stem(w))
+	s := stem(w)
+	if s != w && stopwords[s] || stopStems[s] {
+		if stopStems[s] {
+			return
+		}
+		// one → on: the stem is a stopword the word is not a form of.
+		if t := strings.TrimSuffix(w, "s"); len(t) > 2 && !stopwords[t] {
+			w = t
+		}
+		s = w
+	}
+	emit(s)
+}
+
+// contraction reads a folded word with an apostrophe at i: a clitic is
+// dropped (don't → do, user's → user, can't → can), any other apostrophe
+// is removed (o'clock → oclock).
+func contraction(w string, i int) string {
+	base, rest := w[:i], w[i:]
+	_, n := utf8.DecodeRuneInString(rest)
+	clitic := rest[n:]
+	if !contractions[clitic] {
+		return base + strings.NewReplacer("'", "", "’", "").Replace(clitic)
+	}
+	if clitic == "t" && strings.HasSuffix(base, "n") {
+		if v, ok := negations[base]; ok {
+			return v
+		}
+		return base[:len(base)-1]
+	}
+	return base
 }
 
 // fold lowercases w and strips its diacritics (café → cafe), as FTS5's
@@ -113,27 +182,72 @@ func stem(w string) string {
 	return string(porter.StemWithoutLowerCasing([]rune(w)))
 }
 
-// Query is the terms to search for a question: its words, then its
-// squashed identifiers, each once, at most MaxQueryTerms. A plain word
-// also asks for the identifier it may squash (keepalive finds
-// --keep-alive).
+// A QueryTerm is one term a question searches for. Word is set on the
+// squashed identifier a plain word is also searched as (keepalive finds
+// --keep-alive): it names the word's own term, and the expansion must weigh
+// no more than that term. Weighted by its own rarity, the stray identifier
+// of a common word (time, from some --time flag) gave the word an idf near
+// 7 and the chunks that hold the flag a lead the question never asked for.
+type QueryTerm struct{ Term, Word string }
+
+// Query is the terms to search for a question: its words, then its squashed identifiers, then the
+// identifiers its plain words may squash, each once, at most
+// MaxQueryTerms.
 func Query(text string) []string {
-	var terms []string
+	var out []string
+	for _, t := range QueryTerms(text) {
+		out = append(out, t.Term)
+	}
+	return out
+}
+
+// QueryTerms is Query with each plain word's expansion tied to its word.
+func QueryTerms(text string) []QueryTerm {
+	var terms []QueryTerm
 	seen := map[string]bool{}
-	add := func(t string) {
+	add := func(t, w string) {
 		if !seen[t] && len(terms) < MaxQueryTerms {
 			seen[t] = true
-			terms = append(terms, t)
+			terms = append(terms, QueryTerm{t, w})
 		}
 	}
-	Words(text, add)
-	Identifiers(text, func(id string) { add(IdentPrefix + id) })
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(w) > 2 && !stopwords[w] {
-			add(IdentPrefix + w)
+	Words(text, func(t string) { add(t, "") })
+	Identifiers(text, func(id string) { add(IdentPrefix+id, "") })
+	fields(text, func(w string) {
+		if ident, term := expansion(w); ident != "" {
+			add(ident, term)
 		}
-	}
+	})
 	return terms
+}
+
+// expansion is the squashed identifier a plain word of a question is also
+// searched as, and the word's own term; "" for a word that is not searched
+// (a stopword) or too short to be an identifier.
+func expansion(w string) (ident, term string) {
+	l := strings.ToLower(w)
+	if len(l) <= 2 || !isSquashed(l) {
+		return "", ""
+	}
+	word(w, func(t string) {
+		if term == "" {
+			term = t
+		}
+	})
+	if term == "" {
+		return "", ""
+	}
+	return IdentPrefix + l, term
+}
+
+// isSquashed reports whether l is already as squash leaves it.
+func isSquashed(l string) bool {
+	for _, r := range l {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127) {
+			return false
+		}
+	}
+	return true
 }
 
 // A QueryWord is one content word of a question as the routing floor
@@ -153,8 +267,8 @@ func QueryWords(text string) []QueryWord {
 			}
 			seen[t] = true
 			q := QueryWord{Term: t}
-			if l := strings.ToLower(w); len(l) > 2 { // as Query asks for it
-				q.Ident = IdentPrefix + l
+			if ident, _ := expansion(w); ident != "" { // as Query asks for it
+				q.Ident = ident
 			}
 			out = append(out, q)
 		})

@@ -274,3 +274,59 @@ func TestPendingKeepsWhatItIsGiven(t *testing.T) {
 		t.Errorf("pending gave %v in order %v, want %v", got, order, want)
 	}
 }
+
+// A stopword's own inflections are stopwords too, and a word that merely
+// stems onto one (one → on) keeps its own form: it stays searchable and is
+// not confused with the word it collides with.
+func TestStopwordsAfterStemming(t *testing.T) {
+	for text, want := range map[string]string{
+		"uses used using gets making": "",
+		"one ones":                    "one one",
+		"only one replica":            "onli one replica",
+	} {
+		if got := strings.Join(words(text), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// A contraction is read as its word: don't is do (a stopword), never the
+// term "don"; a possessive is its noun.
+func TestContractions(t *testing.T) {
+	for text, want := range map[string]string{
+		"don't doesn't can't won't isn't you're": "",
+		"the server's config":                    "server config",
+		"the server’s config":                    "server config",
+		"O'Reilly":                               "oreilli",
+	} {
+		if got := strings.Join(words(text), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// A single digit is a term (HTTP/2, version 3), a single letter is not.
+func TestSingleDigitsAreTerms(t *testing.T) {
+	if got := strings.Join(words("HTTP/2 in version 3, x and y"), " "); got != "http 2 version 3" {
+		t.Errorf("words = %q", got)
+	}
+}
+
+// A plain word's squashed-identifier expansion is tied to the word's own
+// term, so the search can weigh it no higher than the word; a named
+// identifier is not.
+func TestExpansionIsTiedToItsWord(t *testing.T) {
+	got := map[string]string{}
+	for _, qt := range QueryTerms("the retention time of --keep-alive") {
+		got[qt.Term] = qt.Word
+	}
+	if w, ok := got[IdentPrefix+"time"]; !ok || w != "time" {
+		t.Errorf("time's expansion: %q, %v; terms %q", w, ok, got)
+	}
+	if w := got[IdentPrefix+"keepalive"]; w != "" {
+		t.Errorf("the named identifier --keep-alive is tied to %q", w)
+	}
+	if _, ok := got[IdentPrefix+"the"]; ok {
+		t.Error("a stopword is expanded")
+	}
+}
