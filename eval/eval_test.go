@@ -455,3 +455,53 @@ func TestRunInterruptedComparesTheSameQuestions(t *testing.T) {
 		}
 	}
 }
+
+// MRR@5 and the mean length of a top-5 result are reported beside the
+// metrics: a gold passage at rank 6 counts for MRR but not MRR@5, every
+// result of the top 5 counts once in the mean, and neither moves the
+// global score (a mean of lines is no 0..1 score).
+func TestTop5SummaryBesideTheMetrics(t *testing.T) {
+	gold := []Gold{{Path: "g.md", Lines: [2]int{1, 5}}}
+	qs := []Question{
+		{ID: "first", Question: "first", Gold: gold},
+		{ID: "sixth", Question: "sixth", Gold: gold},
+		{ID: "none", Question: "nothing", Kind: "unanswerable", Answerable: new(bool)},
+	}
+	var sixth []agent.Passage
+	for i := range 5 {
+		sixth = append(sixth, agent.Passage{Path: fmt.Sprintf("x%d.md", i), Start: 1, End: 40})
+	}
+	sixth = append(sixth, agent.Passage{Path: "g.md", Start: 1, End: 2})
+	eng := &fakeEngine{ranked: map[string][]agent.Passage{
+		"first":   {{Path: "g.md", Start: 1, End: 10}, {Path: "x.md", Start: 1, End: 20}},
+		"sixth":   sixth,
+		"nothing": {{Path: "x.md", Start: 1, End: 1}},
+	}}
+	rep, err := Run(context.Background(), eng, qs, Options{Setups: Ablations[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := rep.Main().Overall
+	if !near(all.Metrics[MetricMRR], (1+1.0/6)/2) {
+		t.Fatalf("MRR %v", all.Metrics[MetricMRR])
+	}
+	// Over the two answerable questions, as the baseline's: ranks 1 and
+	// none; lines 10 and 20, then five 40s (the sixth result is not read).
+	if all.Top5 == nil || !near(all.Top5.MRR, 0.5) || !near(all.Top5.MeanLines, float64(10+20+5*40)/7) {
+		t.Fatalf("top 5 %+v", all.Top5)
+	}
+	if _, ok := all.Metrics["mrr@5"]; ok || len(all.Metrics) != 6 {
+		t.Fatalf("top 5 figures leaked into the scored metrics: %v", all.Metrics)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "top 5: MRR@5 0.500, mean 32.9 lines per result") {
+		t.Errorf("text report lacks the top 5 line:\n%s", out.String())
+	}
+	b, err := json.Marshal(all)
+	if err != nil || !strings.Contains(string(b), `"top5":{"mrr@5":0.5,"mean_lines":32.857142857142854}`) {
+		t.Fatalf("JSON %s %v", b, err)
+	}
+}

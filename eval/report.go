@@ -61,6 +61,17 @@ type Summary struct {
 	Count   map[string]int     `json:"count"` // questions each metric ran on
 	Score   float64            `json:"score"`
 	Verdict string             `json:"verdict"`
+	// Top5 describes the first five results; it is beside the metrics,
+	// not one of them, as a mean of lines is no 0..1 score.
+	Top5 *Top5 `json:"top5,omitempty"`
+}
+
+// Top5 is what a reader meets in the first five results: MRR cut at 5
+// (a gold passage at rank 6 or below counts 0) and the mean length, in
+// lines, of a result (over all the top-5 results of every question).
+type Top5 struct {
+	MRR       float64 `json:"mrr@5"`
+	MeanLines float64 `json:"mean_lines"`
 }
 
 // MarshalJSON writes score and verdict as null when no metric ran: a 0
@@ -93,9 +104,23 @@ func (sr *SetupReport) summarise() {
 // Summarise averages outcomes: each metric over the questions it ran on.
 func Summarise(os []Outcome) Summary {
 	s := Summary{N: len(os), Metrics: map[string]float64{}, Count: map[string]int{}}
+	var rr float64
+	var ranked, results, lines int
 	for _, o := range os {
 		if o.Err != "" {
 			s.Errors++
+		}
+		// Both run on the questions hit@5 runs on, as the baseline's do
+		// (it has no unanswerable questions to rank).
+		if _, ok := o.Scores[MetricHit5]; ok {
+			ranked++
+			if o.Rank >= 1 && o.Rank <= 5 {
+				rr += 1 / float64(o.Rank)
+			}
+			for _, n := range o.Lines {
+				results++
+				lines += n
+			}
 		}
 		for m, v := range o.Scores {
 			s.Metrics[m] += v
@@ -110,7 +135,21 @@ func Summarise(os []Outcome) Summary {
 		s.Score /= float64(len(s.Metrics))
 		s.Verdict = Verdict(s.Score)
 	}
+	if ranked > 0 {
+		s.Top5 = &Top5{MRR: rr / float64(ranked)}
+		if results > 0 {
+			s.Top5.MeanLines = float64(lines) / float64(results)
+		}
+	}
 	return s
+}
+
+// String is the summary line of the top 5, "" when no question was ranked.
+func (t *Top5) String() string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("top 5: MRR@5 %.3f, mean %.1f lines per result", t.MRR, t.MeanLines)
 }
 
 // metricOrder is the order of columns: retrieval, then answers, then the
@@ -192,6 +231,9 @@ func (r *Report) WriteText(w io.Writer, width int) error {
 	}
 	b := bufio.NewWriter(w)
 	writeGrid(b, grid, width)
+	if t := main.Overall.Top5; t != nil {
+		fmt.Fprintf(b, "\n%s", Wrap(t.String(), width, ""))
+	}
 	fmt.Fprintf(b, "\n%s\n", Wrap(r.verdictLine(), width, ""))
 	return b.Flush()
 }

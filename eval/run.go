@@ -79,7 +79,11 @@ type Outcome struct {
 	Route    string  `json:"route,omitempty"`
 	Answer   string  `json:"answer,omitempty"`
 	Top      []Span  `json:"top,omitempty"`
-	Err      string  `json:"error,omitempty"`
+	// Lines is the length in lines of each of the top 5 passages: what
+	// a reader (or the model) has to read, which a metric over overlaps
+	// rewards bigger passages for.
+	Lines []int  `json:"lines_top5,omitempty"`
+	Err   string `json:"error,omitempty"`
 	// JudgeErr is why the judge could not score the answer: its metrics
 	// are then missing, not zero, so the run says so on its own.
 	JudgeErr string `json:"judge_error,omitempty"`
@@ -244,6 +248,9 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		found[i] = Span{p.Path, p.Start, p.End}
 	}
 	o.Top = found[:min(3, len(found))]
+	for _, f := range found[:min(5, len(found))] {
+		o.Lines = append(o.Lines, f.End-f.Start+1)
+	}
 	if o.Answerable {
 		o.Rank = FirstHit(q, found)
 		o.add(ScoreRetrieval(q, found, opt.K), nil)

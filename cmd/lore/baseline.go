@@ -137,7 +137,12 @@ func baselineScore(ctx context.Context, cfg config.Config, qs []eval.Question, k
 		for _, w := range bx.search(q.Question, max(k, 10)) {
 			found = append(found, eval.Span{Path: w.path, Start: w.start, End: w.end})
 		}
-		outs = append(outs, eval.Outcome{ID: q.ID, Answerable: true, Rank: eval.FirstHit(q, found), Scores: eval.ScoreRetrieval(q, found, k)})
+		o := eval.Outcome{ID: q.ID, Answerable: true, Rank: eval.FirstHit(q, found), Scores: eval.ScoreRetrieval(q, found, k)}
+		// 24 lines but for a file's last window: measured, not assumed.
+		for _, f := range found[:min(5, len(found))] {
+			o.Lines = append(o.Lines, f.End-f.Start+1)
+		}
+		outs = append(outs, o)
 	}
 	s := eval.Summarise(outs)
 	return &s, nil

@@ -330,8 +330,12 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 	if base == nil {
 		return nil
 	}
-	_, err = fmt.Fprintln(out, eval.Wrap(fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
-		baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR]), width, "  "))
+	line := fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
+		baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
+	if t := base.Top5; t != nil {
+		line += fmt.Sprintf(", MRR@5 %.3f, mean %.1f lines per result in the top 5", t.MRR, t.MeanLines)
+	}
+	_, err = fmt.Fprintln(out, eval.Wrap(line, width, "  "))
 	return err
 }
 

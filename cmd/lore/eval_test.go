@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -128,6 +129,26 @@ func TestEvalWithoutOllama(t *testing.T) {
 	r := e.run(false, "eval", writeEvalSet(t, evalSet))
 	if r.code != 0 || !strings.Contains(r.stderr, "answer metrics skipped") || !strings.Contains(r.stdout, "global score") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// MRR@5 and what a reader reads, for lore and for the baseline alike.
+	top5 := regexp.MustCompile(`(?m)^top 5: MRR@5 [01]\.\d{3}, mean \d+\.\d lines per result$`)
+	base := regexp.MustCompile(`(?m)^baseline .*, MRR@5 [01]\.\d{3}, mean \d+\.\d lines per result in the top 5$`)
+	if !top5.MatchString(r.stdout) || !base.MatchString(r.stdout) {
+		t.Fatalf("no top 5 figures:\n%s", r.stdout)
+	}
+	r = e.run(false, "eval", writeEvalSet(t, evalSet), "--json")
+	var out struct {
+		Setups   []struct{ Overall eval.Summary }
+		Baseline *eval.Summary
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Setups) == 0 {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if t5 := out.Setups[0].Overall.Top5; t5 == nil || t5.MeanLines <= 0 {
+		t.Fatalf("lore's top 5: %+v", t5)
+	}
+	if b := out.Baseline; b == nil || b.Top5 == nil || b.Top5.MeanLines <= 0 || b.Top5.MeanLines > baselineWindow {
+		t.Fatalf("baseline's top 5: %+v", b)
 	}
 }
 
