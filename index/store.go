@@ -16,9 +16,11 @@ import (
 )
 
 // schemaVersion changes when the tables or the terms they hold change (3:
-// the analyser's stopwords, contractions and single digits). `lore index` upgrades an
+// the analyser's stopwords, contractions and single digits; 4: the body's
+// length normalisation b 0.5 → 0.75, baked into every posting's impact).
+// `lore index` upgrades an
 // index of format 1 in place (see migrateV1); anything else is rebuilt.
-const schemaVersion = "3"
+const schemaVersion = "4"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -24,12 +24,16 @@ type Field struct{ W, B float64 }
 // however long it is; normalising them (FTS5's bm25 did, over all columns
 // together) let long chunks that repeat one query word win. The surface
 // around these values is flat: one parameter at a time moves either set by
-// at most two questions in 36.
+// at most two questions in 36. The body's b is the textbook 0.75 since
+// small sections are joined into chunks of up to half of chunk-size: with
+// 0.5 a long joined chunk that says a query word once in passing kept
+// outranking the short section about it (measured per setting in
+// docs/indexing.md, "Keyword ranking").
 var DefaultParams = Params{
 	K1:      1.2,
 	Path:    Field{W: 1, B: 0},
 	Heading: Field{W: 2, B: 0},
-	Body:    Field{W: 1, B: 0.5},
+	Body:    Field{W: 1, B: 0.75},
 	Idents:  Field{W: 0.5, B: 0.5},
 }
 
