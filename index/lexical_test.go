@@ -247,14 +247,14 @@ func TestInterruptedBuildCatchesUpKeywords(t *testing.T) {
 	}
 }
 
-// The chunk that says the query's words together outranks a shorter one
-// that says each of them far apart, which plain BM25F prefers.
+// The chunk that says the query's words together outranks a slightly
+// shorter one that says each of them far apart, which plain BM25F prefers.
 func TestProximityBeatsScatteredRepeats(t *testing.T) {
 	src, dir := t.TempDir(), t.TempDir()
 	filler := strings.Repeat("Nothing to see on this line.\n", 6)
 	writeFiles(t, src, map[string]string{
 		"scattered.md": "# Notes\n\nRetention.\n" + filler + "Blocks.\n" + filler + "Compaction.\n",
-		"answer.md":    "# Storage\n\nCompaction merges blocks past retention.\n" + filler + filler + filler,
+		"answer.md":    "# Storage\n\nCompaction merges blocks past retention.\n" + filler + filler + "One more line.\n",
 		"other.md":     "# Other\n\nUnrelated words about scraping.\n",
 	})
 	opt := testOptions(nil, src)
