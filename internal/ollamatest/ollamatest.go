@@ -152,7 +152,13 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
+// maxRequest bounds what the double reads of a request, as a real server
+// would: a runaway client in a test fails its decode instead of growing
+// the test process.
+const maxRequest = 64 << 20
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequest)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	switch r.URL.Path {
 	case "/":
