@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/tui/mdstream"
+	"github.com/lore-cli/lore/wire"
 )
 
 // Exit codes of lore ask, beyond the common ones.
@@ -163,7 +163,7 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		if saved {
 			session = id
 		}
-		if err := writeAskJSON(streams.Out, res, session); err != nil {
+		if err := writeJSON(streams.Out, wire.NewAnswer(res, session)); err != nil {
 			return exitError, err
 		}
 	default:
@@ -379,73 +379,6 @@ func answerStyle(streams *ioStreams, theme string) string {
 		return "light"
 	}
 	return "dark"
-}
-
-type askSourceJSON struct {
-	N         int     `json:"n"`
-	Source    *string `json:"source"`
-	Path      *string `json:"path"`
-	StartLine *int    `json:"start_line"`
-	EndLine   *int    `json:"end_line"`
-	Heading   *string `json:"heading"`
-	URL       *string `json:"url"`
-	Title     *string `json:"title"`
-	Score     float64 `json:"score"`
-	Cited     bool    `json:"cited"`
-}
-
-// askCutJSON is a part of the prompt cut to fit the model's context: kept
-// of of characters (context, question), passages or earlier exchanges.
-type askCutJSON struct {
-	Part string `json:"part"`
-	Kept int    `json:"kept"`
-	Of   int    `json:"of"`
-	Note string `json:"note"`
-}
-
-type askJSON struct {
-	Question   string             `json:"question"`
-	Standalone string             `json:"standalone_query"`
-	Answer     string             `json:"answer"`
-	Route      string             `json:"route"`
-	Mode       string             `json:"mode"`
-	Model      string             `json:"model"`
-	BestScore  *float32           `json:"best_score"`
-	Sources    []askSourceJSON    `json:"sources"`
-	Invalid    []int              `json:"invalid_citations"`
-	Cuts       []askCutJSON       `json:"cuts"`
-	Timings    map[string]float64 `json:"timings_ms"`
-	Tokens     map[string]int     `json:"tokens"`
-	Session    string             `json:"session"`
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func writeAskJSON(w io.Writer, r agent.Result, sessionID string) error {
-	out := askJSON{Question: r.Question, Standalone: r.Standalone, Answer: r.Answer, Route: string(r.Route), Mode: string(r.Mode), Model: r.Model,
-		BestScore: r.BestScore, Sources: []askSourceJSON{}, Invalid: r.Invalid, Cuts: []askCutJSON{}, Session: sessionID,
-		Timings: map[string]float64{"condense": ms(r.Timings[agent.StageCondense]), "retrieve": ms(r.Timings[agent.StageRetrieve]),
-			"rerank": ms(r.Timings[agent.StageRerank]), "web": ms(r.Timings[agent.StageWeb]), "first_token": ms(r.FirstToken),
-			"generate": ms(r.Timings[agent.StageGenerate]), "total": ms(r.Total)},
-		Tokens: map[string]int{"prompt": r.PromptTokens, "completion": r.AnswerTokens}}
-	if out.Invalid == nil {
-		out.Invalid = []int{}
-	}
-	for _, c := range r.Cuts {
-		out.Cuts = append(out.Cuts, askCutJSON{Part: c.Part, Kept: c.Kept, Of: c.Of, Note: c.Note})
-	}
-	for _, s := range r.Sources {
-		j := askSourceJSON{N: s.N, Score: s.Score, Cited: s.Cited}
-		if s.URL != "" {
-			j.URL, j.Title = ptr(s.URL), ptr(s.Title)
-		} else {
-			j.Source, j.Path, j.StartLine, j.EndLine, j.Heading = ptr(s.Root), ptr(s.Path), ptr(s.Start), ptr(s.End), ptr(s.Heading)
-		}
-		out.Sources = append(out.Sources, j)
-	}
-	enc := json.NewEncoder(termsafe.JSON(w))
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
 }
 
 // status prints stage progress and notes on stderr, when wanted.

@@ -18,6 +18,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/internal/units"
+	"github.com/lore-cli/lore/wire"
 )
 
 // askEnv is a user with an index of searchDocs built through a fake Ollama.
@@ -32,9 +33,9 @@ func askEnv(t *testing.T) (*env, *ollamatest.Server) {
 }
 
 // askJSONOut decodes `lore ask --json`, refusing fields outside the documented shape.
-func askJSONOut(t *testing.T, s string) askJSON {
+func askJSONOut(t *testing.T, s string) wire.Answer {
 	t.Helper()
-	var out askJSON
+	var out wire.Answer
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
@@ -462,8 +463,8 @@ func TestAskFitsTheModelsContext(t *testing.T) {
 	if strings.Join(parts, ",") != "context,passages" || out.Cuts[1].Of != 3 || len(out.Sources) != out.Cuts[1].Kept {
 		t.Fatalf("cuts %+v, %d sources", out.Cuts, len(out.Sources))
 	}
-	if strings.Contains(user, "\n[3] ") || len(out.Invalid) != 1 || out.Invalid[0] != 3 || !out.Sources[0].Cited {
-		t.Fatalf("sources %+v, invalid %v, prompt:\n%s", out.Sources, out.Invalid, user)
+	if strings.Contains(user, "\n[3] ") || len(out.InvalidCitations) != 1 || out.InvalidCitations[0] != 3 || !out.Sources[0].Cited {
+		t.Fatalf("sources %+v, invalid %v, prompt:\n%s", out.Sources, out.InvalidCitations, user)
 	}
 
 	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Use WithTimeout [1]."}})

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/wire"
 )
 
 // TestCorruptionSuite damages a real index at random, seed by seed: bytes
@@ -94,7 +95,7 @@ func TestCorruptionSuite(t *testing.T) {
 
 // resultOrder is the passages of `lore search --json`, in order.
 func resultOrder(t testing.TB, stdout string) []string {
-	var out searchJSON
+	var out wire.Search
 	json.Unmarshal([]byte(stdout), &out)
 	var order []string
 	for _, r := range out.Results {

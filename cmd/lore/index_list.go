@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
+	"github.com/lore-cli/lore/wire"
 )
 
 func newIndexListCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -48,9 +48,7 @@ func runIndexList(ctx context.Context, cfg config.Config, asJSON bool, streams *
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(termsafe.JSON(streams.Out))
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return writeJSON(streams.Out, wire.NewIndexList(list))
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(streams.Out, "no indexes in %s: build one with `lore index PATH`\n", cfg.IndexesDir())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -15,6 +14,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
+	"github.com/lore-cli/lore/wire"
 )
 
 func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -36,9 +36,7 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(termsafe.JSON(streams.Out))
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(st); err != nil {
+				if err := writeJSON(streams.Out, wire.NewIndexStatus(st)); err != nil {
 					return err
 				}
 			} else {

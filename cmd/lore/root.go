@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // Exit codes. Scripts depend on them; keep them stable.
@@ -86,6 +88,14 @@ func (s *ioStreams) width(fallback int) int {
 // styles: not with NO_COLOR set, nor on TERM=dumb.
 func (s *ioStreams) styled(tty bool) bool {
 	return tty && s.Getenv("NO_COLOR") == "" && s.Getenv("TERM") != "dumb"
+}
+
+// writeJSON prints v as every --json does: indented, and with no byte a
+// terminal would obey.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(termsafe.JSON(w))
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // usageError marks errors in how lore was called (exit code 2).

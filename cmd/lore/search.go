@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/wire"
 )
 
 type searchOptions struct {
@@ -109,56 +109,13 @@ func runSearch(ctx context.Context, cfg config.Config, query string, opts *searc
 		notice(res.Notice)
 	}
 	if opts.json {
-		return writeSearchJSON(streams.Out, query, cfg.Index, res)
+		return writeJSON(streams.Out, wire.NewSearch(query, cfg.Index, res))
 	}
 	printSearch(streams.Out, res, streams.styled(streams.OutTTY))
 	return nil
 }
 
-type searchJSON struct {
-	Query    string             `json:"query"`
-	Index    string             `json:"index"`
-	Mode     string             `json:"mode"`
-	Reranker string             `json:"reranker"`
-	Results  []searchResultJSON `json:"results"`
-	Timings  map[string]float64 `json:"timings_ms"`
-}
-
-type searchResultJSON struct {
-	Rank        int      `json:"rank"`
-	Source      string   `json:"source"`
-	Path        string   `json:"path"`
-	StartLine   int      `json:"start_line"`
-	EndLine     int      `json:"end_line"`
-	Heading     string   `json:"heading"`
-	Text        string   `json:"text"`
-	Score       float64  `json:"score"`
-	RerankScore *float32 `json:"rerank_score"`
-	LexicalRank *int     `json:"lexical_rank"`
-	VectorRank  *int     `json:"vector_rank"`
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func rankPtr(r int) *int {
-	if r == 0 {
-		return nil
-	}
-	return &r
-}
-
-func writeSearchJSON(w io.Writer, query, indexName string, res app.SearchResult) error {
-	out := searchJSON{Query: query, Index: indexName, Mode: res.Mode, Reranker: res.Reranker, Results: []searchResultJSON{},
-		Timings: map[string]float64{"embed": ms(res.Timings["embed"]), "vector": ms(res.Timings["vector"]), "lexical": ms(res.Timings["lexical"]),
-			"fuse": ms(res.Timings["fuse"]), "rerank": ms(res.Rerank), "total": ms(res.Total)}}
-	for i, h := range res.Passages {
-		out.Results = append(out.Results, searchResultJSON{Rank: i + 1, Source: h.Root, Path: h.Path, StartLine: h.Start, EndLine: h.End,
-			Heading: h.Heading, Text: h.Text, Score: h.Score, RerankScore: h.Rerank, LexicalRank: rankPtr(h.LexicalRank), VectorRank: rankPtr(h.VectorRank)})
-	}
-	enc := json.NewEncoder(termsafe.JSON(w))
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
 
 func printSearch(w io.Writer, res app.SearchResult, tty bool) {
 	if len(res.Passages) == 0 {

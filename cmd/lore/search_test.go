@@ -13,6 +13,7 @@ import (
 	"github.com/lore-cli/lore/eval"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/internal/testmodels"
+	"github.com/lore-cli/lore/wire"
 )
 
 func searchDocs(t *testing.T) string {
@@ -29,9 +30,9 @@ func searchDocs(t *testing.T) string {
 
 // searchJSONOut decodes `lore search --json` into the documented shape,
 // refusing unknown fields so the shape cannot drift unnoticed.
-func searchJSONOut(t *testing.T, s string) searchJSON {
+func searchJSONOut(t *testing.T, s string) wire.Search {
 	t.Helper()
-	var out searchJSON
+	var out wire.Search
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
