@@ -340,7 +340,7 @@ func printAnswer(streams *ioStreams, r agent.Result, streamed bool, theme string
 		if s.Cited {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "%s[%d] %s\n", mark, s.N, termsafe.Line(s.Label()))
+		fmt.Fprintf(w, "%s%s\n", mark, termsafe.Line(wire.NewSource(s).Citation()))
 		if r.Route == agent.RouteSourcesOnly {
 			for _, l := range excerpt.Lines(s.Text, 4, 100) {
 				fmt.Fprintf(w, "      %s\n", l)
