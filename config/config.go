@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -95,6 +96,20 @@ type Config struct {
 	// SearXNGURL is a self-hosted SearXNG instance.
 	SearXNGURL string `yaml:"searxng-url"`
 
+	// ServeAddr is where `lore serve` listens (host:port).
+	ServeAddr string `yaml:"serve-addr"`
+	// ServeToken is the bearer token `lore serve` requires on its API;
+	// required off loopback. Also read from LORE_SERVE_TOKEN. Never logged.
+	ServeToken string `yaml:"serve-token" secret:"true"`
+	// ServeCORSOrigins are the browser origins (comma-separated) allowed to
+	// call `lore serve`; empty allows none.
+	ServeCORSOrigins string `yaml:"serve-cors-origins"`
+	// ServeMaxBody caps a request body of `lore serve`, in bytes.
+	ServeMaxBody int64 `yaml:"serve-max-body"`
+	// ServeShutdownTimeout is how long `lore serve` lets answers in flight
+	// finish after SIGTERM.
+	ServeShutdownTimeout string `yaml:"serve-shutdown-timeout"`
+
 	// Paths, not settable by file: they come from XDG variables.
 	DataDir  string `yaml:"-"`
 	StateDir string `yaml:"-"`
@@ -123,6 +138,10 @@ func Defaults() Config {
 		EmbedTimeout:      "2m",
 		FirstTokenTimeout: "2m",
 		WebProvider:       "tavily",
+
+		ServeAddr:            "127.0.0.1:8765",
+		ServeMaxBody:         1 << 20,
+		ServeShutdownTimeout: "30s",
 	}
 }
 
@@ -431,7 +450,8 @@ func (c Config) Validate() error {
 	if _, err := time.ParseDuration(c.KeepAlive); err != nil {
 		return fmt.Errorf("keep-alive: %q is not a duration like 5m", c.KeepAlive)
 	}
-	for _, d := range []struct{ key, v string }{{"embed-timeout", c.EmbedTimeout}, {"first-token-timeout", c.FirstTokenTimeout}} {
+	for _, d := range []struct{ key, v string }{{"embed-timeout", c.EmbedTimeout}, {"first-token-timeout", c.FirstTokenTimeout},
+		{"serve-shutdown-timeout", c.ServeShutdownTimeout}} {
 		if t, err := time.ParseDuration(d.v); err != nil || t <= 0 {
 			return fmt.Errorf("%s: %q is not a positive duration like 2m", d.key, d.v)
 		}
@@ -439,7 +459,33 @@ func (c Config) Validate() error {
 	if _, err := ParseOllamaHost(c.OllamaHost); err != nil {
 		return fmt.Errorf("ollama-host: %w", err)
 	}
+	if _, _, err := net.SplitHostPort(c.ServeAddr); err != nil {
+		return fmt.Errorf("serve-addr: %q is not host:port, e.g. 127.0.0.1:8765", c.ServeAddr)
+	}
+	if c.ServeMaxBody < 1<<10 {
+		return fmt.Errorf("serve-max-body: %d is below 1KiB", c.ServeMaxBody)
+	}
 	return nil
+}
+
+// CORSOrigins are the origins of serve-cors-origins.
+func (c Config) CORSOrigins() []string {
+	var out []string
+	for o := range strings.SplitSeq(c.ServeCORSOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, strings.TrimRight(o, "/"))
+		}
+	}
+	return out
+}
+
+// ShutdownTimeout is serve-shutdown-timeout (30s for a value Validate
+// would refuse).
+func (c Config) ShutdownTimeout() time.Duration {
+	if d, err := time.ParseDuration(c.ServeShutdownTimeout); err == nil && d > 0 {
+		return d
+	}
+	return 30 * time.Second
 }
 
 // OllamaTimeouts are the configurable deadlines of calls to Ollama (zero

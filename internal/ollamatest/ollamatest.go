@@ -42,7 +42,13 @@ type Server struct {
 	delay       time.Duration
 	chats       []ChatRequest
 	script      ChatScript
+	// abandoned counts the chats whose client went away mid-answer.
+	abandoned atomic.Int32
 }
+
+// Abandoned is how many chat answers their client stopped before the end:
+// a cancelled generation is one that Ollama sees closed.
+func (s *Server) Abandoned() int { return int(s.abandoned.Load()) }
 
 // ChatScript says how /api/chat answers.
 type ChatScript struct {
@@ -51,6 +57,7 @@ type ChatScript struct {
 	HTML502    bool          // answer a proxy's HTML error page instead
 	FirstDelay time.Duration // wait before the first token
 	Hang       bool          // after the first token, wait for the client to go away
+	TokenDelay time.Duration // wait between tokens
 }
 
 // ChatRequest is what a client sent to /api/chat.
@@ -339,9 +346,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-time.After(script.FirstDelay):
 	case <-r.Context().Done():
+		s.abandoned.Add(1)
 		return
 	}
 	for i, tok := range script.Tokens {
+		if i > 0 && script.TokenDelay > 0 {
+			select {
+			case <-time.After(script.TokenDelay):
+			case <-r.Context().Done():
+				s.abandoned.Add(1)
+				return
+			}
+		}
 		if script.FailAfter > 0 && i == script.FailAfter {
 			enc.Encode(map[string]string{"error": "an error was encountered while running the model: unexpected EOF"})
 			flusher.Flush()
@@ -351,6 +367,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		flusher.Flush()
 		if script.Hang && i == 0 {
 			<-r.Context().Done()
+			s.abandoned.Add(1)
 			return
 		}
 	}

@@ -1,0 +1,235 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/session"
+	"github.com/lore-cli/lore/wire"
+)
+
+// chatCompletions answers POST /v1/chat/completions: the last user message
+// is the question, the messages before it the conversation it continues.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		bodyError(w, err)
+		return
+	}
+	mode, ix, err := parseModel(req.Model)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", err.Error())
+		return
+	}
+	if ix != "" {
+		if err := config.CheckIndexName(ix); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_model", "model "+req.Model+": index "+err.Error())
+			return
+		}
+	}
+	turn, err := readTurn(req.Messages)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_messages", err.Error())
+		return
+	}
+	in := info(r)
+	in.index, in.question = s.indexName(ix), turn.Question
+	// The turn ends with the handler, whatever way it leaves: the engine
+	// never runs on for a response nobody will read.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	r = r.WithContext(ctx)
+	// A request is not the user's own conversation: the client keeps its
+	// history and sends it back, so nothing is saved in lore's sessions.
+	_, events, err := s.eng.Ask(ctx, app.AskRequest{Index: ix, Mode: mode, Turn: turn, NoSave: true})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	c := newCall(req, modelName(mode, ix), s)
+	if req.Stream {
+		c.stream(w, r, events)
+		return
+	}
+	c.whole(w, r, events)
+}
+
+// readTurn turns OpenAI's messages into a question and its history.
+// System and developer messages are left out: lore's prompt is its own,
+// grounded in the sources.
+func readTurn(msgs []chatMessage) (agent.Turn, error) {
+	var turn agent.Turn
+	for i, m := range msgs {
+		text, err := m.text()
+		if err != nil {
+			return turn, fmt.Errorf("messages[%d]: %v", i, err)
+		}
+		switch m.Role {
+		case "user", "assistant":
+			turn.History = append(turn.History, agent.Message{Role: m.Role, Content: text})
+		case "system", "developer", "tool":
+		default:
+			return turn, fmt.Errorf("messages[%d]: role %q: use user, assistant or system", i, m.Role)
+		}
+	}
+	n := len(turn.History)
+	if n == 0 || turn.History[n-1].Role != "user" || strings.TrimSpace(turn.History[n-1].Content) == "" {
+		return turn, errors.New("messages: the last message must be the user's question, and not empty")
+	}
+	turn.Question = turn.History[n-1].Content
+	turn.History = turn.History[:n-1]
+	return turn, nil
+}
+
+func (s *Server) indexName(ix string) string {
+	if ix == "" {
+		return s.eng.DefaultIndex()
+	}
+	return ix
+}
+
+// call is one chat completion being answered.
+type call struct {
+	s       *Server
+	id      string
+	created int64
+	model   string
+	usage   bool
+}
+
+func newCall(req chatRequest, model string, s *Server) *call {
+	return &call{s: s, id: "chatcmpl-" + session.NewID(), created: time.Now().Unix(), model: model,
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+}
+
+// whole answers without a stream: the turn runs to its end first.
+func (c *call) whole(w http.ResponseWriter, r *http.Request, events <-chan agent.Event) {
+	res, err := c.drain(r, events, nil, nil)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	content, notes := render(res)
+	writeJSON(w, http.StatusOK, completion{
+		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		Choices: []choice{{Message: responseMessage{Role: "assistant", Content: content, Annotations: notes}, FinishReason: "stop"}},
+		Usage:   newUsage(res.PromptTokens, res.AnswerTokens),
+		Lore:    extension(res),
+	})
+}
+
+// drain reads events to the end of the turn, handing each token to onToken
+// and each finished stage to the metrics; keepAlive, when set, is called
+// whenever the turn was quiet for the keep-alive interval. The turn's
+// result, or why it broke. Events and keep-alives come from this one
+// goroutine: a response is never written by two.
+func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(string) error, keepAlive func() error) (agent.Result, error) {
+	in := info(r)
+	var tick <-chan time.Time
+	if keepAlive != nil {
+		t := time.NewTicker(c.s.opt.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var ev agent.Event
+		select {
+		case <-tick:
+			if err := keepAlive(); err != nil {
+				return agent.Result{}, err
+			}
+			continue
+		case e, ok := <-events:
+			if !ok {
+				return agent.Result{}, errors.New("the answer ended without a result")
+			}
+			ev = e
+		}
+		switch ev := ev.(type) {
+		case agent.StageFinished:
+			c.s.metrics.stage(string(ev.Stage), ev.Duration)
+		case agent.Token:
+			if onToken != nil {
+				if err := onToken(ev.Text); err != nil {
+					return agent.Result{}, err
+				}
+			}
+		case agent.Done:
+			in.answerRoute, in.tokens = string(ev.Result.Route), ev.Result.PromptTokens+ev.Result.AnswerTokens
+			return ev.Result, nil
+		case agent.Failed:
+			in.answerRoute = string(ev.Result.Route)
+			return ev.Result, ev.Err
+		case agent.Cancelled:
+			return ev.Result, context.Cause(r.Context())
+		}
+	}
+}
+
+// render is the answer as every client shows it: the text with its [n]
+// markers, then a "Sources:" list, and a url_citation for each cited
+// source spanning its line of the list.
+func render(res agent.Result) (string, []annotation) {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(res.Answer, " \n"))
+	listed := listedSources(res)
+	if len(listed) == 0 {
+		return b.String(), []annotation{}
+	}
+	b.WriteString("\n\nSources:")
+	notes := []annotation{}
+	for _, src := range listed {
+		b.WriteString("\n")
+		start := utf8.RuneCountInString(b.String())
+		b.WriteString(wire.SourceLine(src))
+		if src.Cited {
+			notes = append(notes, annotation{Type: "url_citation", URLCitation: urlCitation{
+				URL: sourceURL(src), Title: src.Label(), StartIndex: start, EndIndex: utf8.RuneCountInString(b.String()),
+			}})
+		}
+	}
+	return b.String(), notes
+}
+
+// listedSources are the sources the answer cites, or, when it cites none
+// (not in the documents, sources only), all it was given.
+func listedSources(res agent.Result) []agent.Source {
+	var cited []agent.Source
+	for _, s := range res.Sources {
+		if s.Cited {
+			cited = append(cited, s)
+		}
+	}
+	if len(cited) > 0 {
+		return cited
+	}
+	return res.Sources
+}
+
+// sourceURL is a web source's URL or a document's file:// URL.
+func sourceURL(s agent.Source) string {
+	if s.URL != "" {
+		return s.URL
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.Root, s.Path))}
+	return u.String() + fmt.Sprintf("#L%d-L%d", s.Start, s.End)
+}
+
+// extension is the lore object beside OpenAI's fields: the route, the
+// deciding score, every source with all its fields and the timings, in
+// the shape of `lore ask --json`.
+func extension(res agent.Result) *wire.Answer {
+	a := wire.NewAnswer(res, "")
+	return &a
+}

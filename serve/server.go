@@ -1,0 +1,248 @@
+// Package serve is lore over HTTP: OpenAI's chat completions API (so any
+// OpenAI client, Open WebUI or an editor can ask lore), a search route in
+// the shape of `lore search --json`, health, readiness and Prometheus
+// metrics. It is an adapter: every answer and search is the engine's, the
+// JSON shapes it shares with the CLI are package wire's.
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/admit"
+)
+
+// Engine is what the server asks of lore's engine (app.Engine).
+type Engine interface {
+	Search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error)
+	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
+	IndexInfo(ctx context.Context, name string) (app.IndexInfo, error)
+	ListIndexes(ctx context.Context) ([]index.Info, error)
+	DefaultIndex() string
+	ChatStatus(ctx context.Context, model string) error
+	Load() map[string]admit.Stats
+}
+
+// Options configure a Server.
+type Options struct {
+	// Token, when set, is required as "Authorization: Bearer TOKEN" on
+	// every /v1 route and /metrics. It is never logged.
+	Token string
+	// CORSOrigins are the browser origins allowed to call the API; none
+	// (the default) answers no cross-origin request.
+	CORSOrigins []string
+	// MaxBody caps a request body in bytes.
+	MaxBody int64
+	// WriteTimeout bounds the wait for a client to take each write; a
+	// stream is given it anew for every chunk.
+	WriteTimeout time.Duration
+	// KeepAlive is how often a stream with nothing to say yet sends an
+	// SSE comment, so that proxies and clients do not give up on it.
+	KeepAlive time.Duration
+	// Log gets one line per request. Debug adds the questions to it.
+	Log   *slog.Logger
+	Debug bool
+}
+
+// Server answers lore's HTTP API.
+type Server struct {
+	eng      Engine
+	opt      Options
+	token    [sha256.Size]byte
+	metrics  *metrics
+	draining atomic.Bool
+	mux      *http.ServeMux
+}
+
+// New returns a server over eng.
+func New(eng Engine, opt Options) *Server {
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = 1 << 20
+	}
+	if opt.WriteTimeout <= 0 {
+		opt.WriteTimeout = 2 * time.Minute
+	}
+	if opt.KeepAlive <= 0 {
+		opt.KeepAlive = 10 * time.Second
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux()}
+	if opt.Token != "" {
+		// Comparing digests keeps the comparison constant-time whatever
+		// the length of what a client sends.
+		s.token = sha256.Sum256([]byte(opt.Token))
+	}
+	s.route("POST /v1/chat/completions", true, s.chatCompletions)
+	s.route("GET /v1/models", true, s.models)
+	s.route("POST /v1/search", true, s.search)
+	s.route("GET /v1/indexes", true, s.indexes)
+	s.route("GET /metrics", true, s.metrics.handler().ServeHTTP)
+	s.route("GET /healthz", false, s.healthz)
+	s.route("GET /readyz", false, s.readyz)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found_error", "unknown_route",
+			fmt.Sprintf("no route %s %s: lore serves /v1/chat/completions, /v1/models, /v1/search, /v1/indexes, /healthz, /readyz and /metrics", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// Handler is the whole API, middleware included.
+func (s *Server) Handler() http.Handler { return s.cors(s.mux) }
+
+// Drain makes every new request a 503 while the server shuts down: a
+// client on a kept-alive connection learns to go elsewhere.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// HTTPServer is an http.Server for the API with every timeout set: a
+// client that sends its headers or body slowly, or never reads, cannot
+// hold a connection for ever. base is the context of every request:
+// cancelling it stops the generations still running.
+func (s *Server) HTTPServer(base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.opt.Log.Handler(), slog.LevelWarn),
+	}
+}
+
+// route registers h for pattern behind the request log, the metrics, the
+// body cap and, when private, the token.
+func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
+	_, path, _ := strings.Cut(pattern, " ")
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		info := &requestInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey{}, info))
+		defer func() {
+			d := time.Since(start)
+			s.metrics.observe(path, rec.status, d)
+			attrs := []any{"method", r.Method, "route", path, "status", rec.status, "duration_ms", d.Milliseconds()}
+			if info.index != "" {
+				attrs = append(attrs, "index", info.index)
+			}
+			if info.answerRoute != "" {
+				attrs = append(attrs, "answer_route", info.answerRoute)
+			}
+			if info.tokens > 0 {
+				attrs = append(attrs, "tokens", info.tokens)
+			}
+			if s.opt.Debug && info.question != "" {
+				attrs = append(attrs, "question", info.question)
+			}
+			s.opt.Log.Info("request", attrs...)
+		}()
+		switch {
+		case private && !s.authorized(r):
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
+			writeError(rec, http.StatusUnauthorized, "authentication_error", "invalid_api_key",
+				"this lore server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)")
+			return
+		case s.draining.Load() && path != "/healthz":
+			rec.Header().Set("Retry-After", "5")
+			writeError(rec, http.StatusServiceUnavailable, "server_error", "shutting_down", "lore is shutting down: try again on another server or in a moment")
+			return
+		}
+		r.Body = http.MaxBytesReader(rec, r.Body, s.opt.MaxBody)
+		h(rec, r)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opt.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
+}
+
+// cors answers the browser origins configured, and only those: a page on
+// any other origin gets no Access-Control header and its browser refuses.
+func (s *Server) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" || !slices.Contains(s.opt.CORSOrigins, origin) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", origin)
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			// OpenAI's browser clients send their own X-Stainless-* and
+			// OpenAI-* headers besides Authorization: an allowed origin
+			// may send whatever it asks for.
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				h.Set("Access-Control-Allow-Headers", req)
+			}
+			h.Set("Access-Control-Max-Age", "600")
+			h.Add("Vary", "Access-Control-Request-Headers")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestInfo is what a handler learns that the request log line reports.
+type requestInfo struct {
+	index, answerRoute, question string
+	tokens                       int
+}
+
+type infoKey struct{}
+
+func info(r *http.Request) *requestInfo {
+	if i, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+// recorder remembers the status written, for the log and the metrics.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush, write
+// deadlines).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
