@@ -29,18 +29,18 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	mode, ix, err := parseModel(req.Model)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "model_not_found", err.Error())
+		writeError(w, http.StatusNotFound, wire.InvalidRequest, "model_not_found", err.Error())
 		return
 	}
 	if ix != "" {
 		if err := config.CheckIndexName(ix); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_model", "model "+req.Model+": index "+err.Error())
+			writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_model", "model "+req.Model+": index "+err.Error())
 			return
 		}
 	}
 	turn, err := readTurn(req.Messages)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_messages", err.Error())
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_messages", err.Error())
 		return
 	}
 	in := info(r)
@@ -192,7 +192,7 @@ func render(res agent.Result) (string, []annotation) {
 	for _, src := range listed {
 		b.WriteString("\n")
 		start := utf8.RuneCountInString(b.String())
-		b.WriteString(wire.SourceLine(src))
+		b.WriteString(wire.NewSource(src).Citation())
 		if src.Cited {
 			notes = append(notes, annotation{Type: "url_citation", URLCitation: urlCitation{
 				URL: sourceURL(src), Title: src.Label(), StartIndex: start, EndIndex: utf8.RuneCountInString(b.String()),

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -20,35 +19,32 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError writes OpenAI's error shape, which every OpenAI client turns
 // into an exception carrying the message.
-func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
-	writeJSON(w, status, wire.NewError(msg, typ, code))
+func writeError(w http.ResponseWriter, status int, typ wire.ErrorType, code, msg string) {
+	writeJSON(w, status, wire.NewError(typ, code, msg))
 }
 
-// fail answers err from the engine with its status: 404 for an index that
-// is not built, 429 when lore is busy, 499-style silence for a client that
-// left, 500 for the rest (with the engine's one-line reason).
+// fail answers err from the engine in OpenAI's shape with its status:
+// 404 for an index that is not built, 429 with Retry-After when lore is
+// busy, 503 for an index that cannot be used now, 500 for the rest (with
+// the engine's one-line reason).
 func fail(w http.ResponseWriter, err error) {
-	status, typ, code := classify(err)
+	e, status := classify(err)
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeError(w, status, typ, code, err.Error())
+	writeJSON(w, status, e)
 }
 
-// classify maps an engine error to an HTTP status and OpenAI's error type
-// and code.
-func classify(err error) (status int, typ, code string) {
+// classify is err as wire's Error and the HTTP status to answer it with.
+func classify(err error) (wire.Error, int) {
+	e := wire.ErrorFrom(err)
 	switch {
 	case errors.Is(err, app.ErrBusy):
-		return http.StatusTooManyRequests, "rate_limit_error", "busy"
-	case errors.Is(err, index.ErrNoIndex):
-		return http.StatusNotFound, "not_found_error", "index_not_found"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, "server_error", "cancelled"
-	case errors.Is(err, index.ErrCorrupt), errors.Is(err, index.ErrOldFormat):
-		return http.StatusServiceUnavailable, "server_error", "index_unusable"
+		e.Error.Type, e.Error.Code = wire.RateLimit, "busy"
+	case errors.Is(err, index.ErrCorrupt), errors.Is(err, index.ErrOldFormat), errors.Is(err, index.ErrLocked):
+		return e, http.StatusServiceUnavailable
 	}
-	return http.StatusInternalServerError, "server_error", "internal_error"
+	return e, e.Error.Type.HTTPStatus()
 }
 
 // bodyError answers a body that could not be read or decoded: 413 past the
@@ -56,9 +52,9 @@ func classify(err error) (status int, typ, code string) {
 func bodyError(w http.ResponseWriter, err error) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "body_too_large",
+		writeError(w, http.StatusRequestEntityTooLarge, wire.InvalidRequest, "body_too_large",
 			"the request body is larger than this server accepts (serve-max-body): send a shorter conversation")
 		return
 	}
-	writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "the request body is not valid JSON: "+err.Error())
+	writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_json", "the request body is not valid JSON: "+err.Error())
 }

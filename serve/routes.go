@@ -33,13 +33,13 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case strings.TrimSpace(req.Query) == "":
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "missing_query", `query: empty: send {"query": "..."}`)
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "missing_query", `query: empty: send {"query": "..."}`)
 		return
 	case req.K < 0 || req.K > maxK:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_k", "k: must be between 1 and 100 (0 or absent: the server's top-k)")
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_k", "k: must be between 1 and 100 (0 or absent: the server's top-k)")
 		return
 	case req.Index != "" && config.CheckIndexName(req.Index) != nil:
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_index", "index: "+config.CheckIndexName(req.Index).Error())
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_index", "index: "+config.CheckIndexName(req.Index).Error())
 		return
 	}
 	in := info(r)
@@ -54,7 +54,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.metrics.stage(stage, d)
 	}
 	s.metrics.stage("rerank", res.Rerank)
-	writeJSON(w, http.StatusOK, wire.NewSearch(req.Query, res))
+	writeJSON(w, http.StatusOK, wire.NewSearch(req.Query, s.indexName(req.Index), res))
 }
 
 // models answers GET /v1/models: lore and lore-online on the default
@@ -95,7 +95,7 @@ func (s *Server) indexes(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.NewIndexList(list))
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": wire.NewIndexList(list)})
 }
 
 // healthz says the process is up.

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"github.com/lore-cli/lore/wire"
 	"log/slog"
 	"net"
 	"net/http"
@@ -94,7 +95,7 @@ func New(eng Engine, opt Options) *Server {
 	s.route("GET /healthz", false, s.healthz)
 	s.route("GET /readyz", false, s.readyz)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found_error", "unknown_route",
+		writeError(w, http.StatusNotFound, wire.NotFound, "unknown_route",
 			fmt.Sprintf("no route %s %s: lore serves /v1/chat/completions, /v1/models, /v1/search, /v1/indexes, /healthz, /readyz and /metrics", r.Method, r.URL.Path))
 	})
 	return s
@@ -155,12 +156,12 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 		switch {
 		case private && !s.authorized(r):
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
-			writeError(rec, http.StatusUnauthorized, "authentication_error", "invalid_api_key",
+			writeError(rec, http.StatusUnauthorized, wire.Authentication, "invalid_api_key",
 				"this lore server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)")
 			return
 		case s.draining.Load() && path != "/healthz":
 			rec.Header().Set("Retry-After", "5")
-			writeError(rec, http.StatusServiceUnavailable, "server_error", "shutting_down", "lore is shutting down: try again on another server or in a moment")
+			writeError(rec, http.StatusServiceUnavailable, wire.ServerError, "shutting_down", "lore is shutting down: try again on another server or in a moment")
 			return
 		}
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opt.MaxBody)

@@ -37,8 +37,8 @@ func (c *call) stream(w http.ResponseWriter, r *http.Request, events <-chan agen
 	if err != nil {
 		// The status line is long gone: OpenAI's clients raise an
 		// error event's message as an exception.
-		_, typ, code := classify(err)
-		out.send(wire.NewError(err.Error(), typ, code))
+		e, _ := classify(err)
+		out.send(e)
 		return
 	}
 	content, notes := render(res)
