@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/lore-cli/lore/wire"
 )
 
 // The shapes of OpenAI's chat completions API that lore speaks. Only what
@@ -96,13 +98,13 @@ type choice struct {
 
 // completion is a whole chat.completion (a request without stream).
 type completion struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []choice `json:"choices"`
-	Usage   *usage   `json:"usage"`
-	Lore    *extra   `json:"lore,omitempty"`
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []choice     `json:"choices"`
+	Usage   *usage       `json:"usage"`
+	Lore    *wire.Answer `json:"lore,omitempty"`
 }
 
 type delta struct {
@@ -127,7 +129,7 @@ type chunk struct {
 	Model   string        `json:"model"`
 	Choices []chunkChoice `json:"choices"`
 	Usage   *usage        `json:"usage,omitempty"`
-	Lore    *extra        `json:"lore,omitempty"`
+	Lore    *wire.Answer  `json:"lore,omitempty"`
 }
 
 // model is an entry of GET /v1/models.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -84,9 +85,10 @@ func newFixture(t *testing.T, opt Options, tune ...func(*config.Config)) *fixtur
 	return f
 }
 
-func (f *fixture) client(opts ...option.RequestOption) openai.Client {
-	return openai.NewClient(append([]option.RequestOption{option.WithBaseURL(f.http.URL + "/v1/"), option.WithAPIKey(testToken),
+func (f *fixture) client(opts ...option.RequestOption) *openai.Client {
+	c := openai.NewClient(append([]option.RequestOption{option.WithBaseURL(f.http.URL + "/v1/"), option.WithAPIKey(testToken),
 		option.WithMaxRetries(0)}, opts...)...)
+	return &c
 }
 
 func question(q string) openai.ChatCompletionNewParams {
@@ -422,7 +424,7 @@ func (b *logBuffer) String() string {
 
 // firstToken starts a streamed question and reads until the first token
 // of the answer arrives: the generation is then running.
-func firstToken(t *testing.T, ctx context.Context, c openai.Client) {
+func firstToken(t *testing.T, ctx context.Context, c *openai.Client) {
 	t.Helper()
 	params := question("How do I cancel a request after a timeout?")
 	stream := c.Chat.Completions.NewStreaming(ctx, params)

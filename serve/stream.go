@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/agent"
-	"github.com/lore-cli/lore/wire"
 )
 
 // stream answers with server-sent events as OpenAI's clients read them:
