@@ -48,7 +48,9 @@ func (c *call) stream(w http.ResponseWriter, r *http.Request, events <-chan agen
 			return
 		}
 	}
-	if out.send(c.chunk(delta{}, ptr("stop"))) != nil {
+	last := c.chunk(delta{}, ptr("stop"))
+	last.Lore = extension(res)
+	if out.send(last) != nil {
 		return
 	}
 	if c.usage {
@@ -80,11 +82,13 @@ type sse struct {
 }
 
 func (s *sse) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "path > heading" reads better than \u003e in a raw stream
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return s.write("data: " + string(b) + "\n\n")
+	return s.write("data: " + strings.TrimSuffix(b.String(), "\n") + "\n\n")
 }
 
 func (s *sse) comment(text string) error { return s.write(": " + text + "\n\n") }
