@@ -187,24 +187,64 @@ type run struct {
 	a         *Agent
 	cfg       Config
 	ctx       context.Context
-	events    chan<- Event
+	events    chan Event // both ways: SendFinal may drop a buffered event to make room
 	res       Result
 	started   time.Time
 	lastStage Stage
 	prompt    prompt // what generate sends
 }
 
-// emit delivers an event unless the consumer is gone. Final events are
-// always delivered: the channel has room, and the consumer reads to the end.
+// emit delivers an event unless the consumer is gone; final events always.
 func (r *run) emit(e Event) {
 	switch e.(type) {
 	case Done, Failed, Cancelled:
-		r.events <- e
+		SendFinal(r.ctx, r.events, e)
 		return
 	}
+	Send(r.ctx, r.events, e)
+}
+
+// Send delivers ev on ch unless ctx ends first, and reports whether it
+// did. When ch has room it always delivers, even after ctx ended: a
+// consumer that cancels and reads on still gets what was ready.
+func Send(ctx context.Context, ch chan<- Event, ev Event) bool {
 	select {
-	case r.events <- e:
-	case <-r.ctx.Done():
+	case ch <- ev:
+		return true
+	default:
+	}
+	select {
+	case ch <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// SendFinal delivers ev on the buffered channel ch and never blocks for
+// good: while ctx lives it waits for the consumer; once ctx ended (the
+// consumer may have stopped reading) it drops the oldest buffered events
+// to make room. A consumer that reads to the end still gets ev, whose
+// result holds everything the dropped tokens held.
+func SendFinal(ctx context.Context, ch chan Event, ev Event) {
+	for {
+		select {
+		case ch <- ev:
+			return
+		default:
+		}
+		if ctx.Err() == nil {
+			select {
+			case ch <- ev:
+				return
+			case <-ctx.Done():
+			}
+			continue
+		}
+		select {
+		case <-ch:
+		default:
+		}
 	}
 }
 

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/lore-cli/lore/internal/admit"
 )
 
 // Retrieval is what a Retriever found for one query.
@@ -61,7 +64,9 @@ func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, 
 		scores, err = rr.Rerank(ctx, query, texts)
 		return err
 	}); err != nil {
-		if ctx.Err() != nil {
+		// A busy reranker refuses the request (a server answers 429): a
+		// fused order under load would be a silently worse answer.
+		if ctx.Err() != nil || errors.Is(err, admit.ErrBusy) {
 			return out, err
 		}
 		// A broken reranker costs the ordering, not the search or the

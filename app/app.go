@@ -3,11 +3,15 @@
 // the sessions once per process, and every front end (lore ask, lore
 // search, the chat, later a server) is a thin adapter over Ask and Search.
 //
-// An Engine lives as long as its process, hours for the chat, so nothing in
-// it is bound to the first caller: the index is reopened when a rebuild
-// publishes a new generation, the vector graph catches up with a refresh
-// running beside it, and an Ollama that was down at start is used as soon
-// as it answers.
+// An Engine lives as long as its process, hours for the chat or a server,
+// so nothing in it is bound to the first caller: every call names its
+// index, mode and model (none is "current" in the engine), open indexes are
+// shared between calls and reopened when a rebuild publishes a new
+// generation, the vector graph catches up with a refresh running beside it,
+// and an Ollama that was down at start is used as soon as it answers. Each
+// shared resource (the reranker, query embeddings, chat generations) admits
+// a bounded number of callers and queues a bounded number more; past that
+// a call is refused at once with ErrBusy.
 package app
 
 import (
@@ -25,6 +29,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/admit"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/rerank"
 	"github.com/lore-cli/lore/session"
@@ -48,6 +53,13 @@ type Engine struct {
 	client *ollama.Client
 	rr     rerankSetup
 
+	// cfg is the configuration the engine opened with: the defaults of
+	// every request. It never changes.
+	cfg  config.Config
+	pool *pool
+	// Admission of the shared resources (see Load).
+	rerank, embed, chat *admit.Limiter
+
 	mu       sync.Mutex
 	sessions *session.Store
 	// sessionsLost is set once the sessions file was found removed or
@@ -55,8 +67,6 @@ type Engine struct {
 	// from the new file. sessionsNote says so at the next turn.
 	sessionsLost bool
 	sessionsNote string
-	cfg          config.Config
-	ix           *openIndex
 	turns        sync.WaitGroup // Ask goroutines still running: Close lets them save
 	chatReady    map[string]bool
 	ollamaDown   time.Time // when Ollama was last found unreachable; zero while it answers
@@ -66,20 +76,6 @@ type Engine struct {
 	// chatCtx is the trained context length of each model found ready
 	// (0: the server did not say): a prompt must fit it.
 	chatCtx map[string]int
-}
-
-// openIndex is one generation of the index and the embedder for its
-// queries. Neither changes after it is opened, so concurrent turns share
-// it without locks.
-type openIndex struct {
-	ix  *index.Index
-	dir string
-	emb index.Embedder // nil for an index built with --embedder none
-	// refs counts the searches using it; a retired generation (replaced by
-	// a rebuild, or another index chosen) closes when the count reaches 0.
-	// Both are guarded by Engine.mu.
-	refs    int
-	retired bool
 }
 
 // ollamaRetry is how long a search stays lexical after Ollama was found
@@ -96,7 +92,14 @@ func Open(opt Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{dial: opt.Dial, host: host, client: ollama.NewClient(host, opt.Dial, OllamaTimeouts(cfg)), cfg: cfg,
-		chatReady: map[string]bool{}, told: map[string]bool{}}
+		chatReady: map[string]bool{}, told: map[string]bool{},
+		// The reranker backends run one batch at a time (a model is not
+		// safe for concurrent use), so its queue holds every request the
+		// chat slots and their queue let through.
+		rerank: admit.New("reranker passes", 1, cfg.ServeMaxConcurrent+cfg.ServeQueue),
+		embed:  admit.New("query embeddings", cfg.ServeMaxConcurrent, cfg.ServeQueue),
+		chat:   admit.New("chat generations", cfg.ServeMaxConcurrent, cfg.ServeQueue)}
+	e.pool = newPool(max(cfg.MaxOpenIndexes, 1), defaultIdle, e.openIndexFor)
 	if e.rr, err = openReranker(cfg, opt.NoRerank); err != nil {
 		return nil, err
 	}
@@ -119,12 +122,9 @@ func (e *Engine) Close() error {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
+	e.pool.close()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.ix != nil {
-		e.ix.ix.Close()
-		e.ix = nil
-	}
 	e.rr.r.Close()
 	if e.sessions != nil {
 		return e.sessions.Close()
@@ -132,51 +132,16 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// Config is the configuration in force (with the chat's switches applied).
-func (e *Engine) Config() config.Config {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.cfg
-}
+// Config is the configuration the engine opened with: the defaults that
+// a request's empty fields stand for.
+func (e *Engine) Config() config.Config { return e.cfg }
 
-// SetMode switches between offline and online for the turns that follow.
-func (e *Engine) SetMode(mode string) error {
-	if mode != "offline" && mode != "online" {
-		return fmt.Errorf("mode %q: use offline or online", mode)
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cfg.Mode = mode
-	return nil
-}
-
-// SetModel switches the chat model for the turns that follow.
-func (e *Engine) SetModel(model string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cfg.ChatModel = model
-}
-
-// SetIndex switches to another index by name. An index that is not built
-// is accepted: Search and Ask say how to build it.
-func (e *Engine) SetIndex(name string) error {
-	probe := e.Config()
-	probe.Index = name
-	if err := probe.Validate(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cfg.Index = name
-	e.retire(e.ix)
-	e.ix = nil
-	return nil
-}
+// DefaultIndex is the index a request that names none works on.
+func (e *Engine) DefaultIndex() string { return e.cfg.Index }
 
 // Indexes lists the indexes that have been built, by name.
 func (e *Engine) Indexes() []string {
-	cfg := e.Config()
-	parent := filepath.Dir(cfg.IndexDir())
+	parent := e.cfg.IndexesDir()
 	entries, _ := os.ReadDir(parent)
 	var names []string
 	for _, d := range entries {
@@ -235,74 +200,6 @@ func (e *Engine) sessionsNotice() (string, bool) {
 	return n, e.sessionsLost
 }
 
-// acquire returns the current generation of the configured index, counted
-// as in use until release. It reopens the index when a `lore index
-// --rebuild` has published a new generation since; the old one is closed
-// as soon as no search uses it any more.
-func (e *Engine) acquire(ctx context.Context) (*openIndex, error) {
-	e.mu.Lock()
-	cfg := e.cfg
-	dir := cfg.IndexDir()
-	current := index.CurrentGeneration(dir)
-	if o := e.ix; o != nil && o.dir == dir && o.ix.Generation() == current {
-		o.refs++
-		e.mu.Unlock()
-		return o, nil
-	}
-	e.mu.Unlock()
-
-	// Opening reads SQLite: done outside the lock, so that nothing else
-	// waits on it.
-	ix, err := index.Open(dir, cfg.Index)
-	if err != nil {
-		return nil, err
-	}
-	o := &openIndex{ix: ix, dir: dir, refs: 1}
-	// What the index was built with is read once per generation: a
-	// cancelled first caller must not make it look keyword-only for good.
-	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
-		emb := index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
-		if ollama.FullName(model) == ollama.FullName(cfg.ChatModel) {
-			// Ollama restarts a runner whenever num_ctx changes: embed the
-			// query with the chat's, or every question would restart it twice.
-			emb.QueryNumCtx = cfg.NumCtx
-		}
-		o.emb = emb
-	}
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if cur := e.ix; cur != nil && cur.dir == dir && cur.ix.Generation() == ix.Generation() {
-		ix.Close() // another caller opened the same generation meanwhile
-		cur.refs++
-		return cur, nil
-	}
-	e.retire(e.ix)
-	e.ix = o
-	return o, nil
-}
-
-// release ends a use of o that acquire counted.
-func (e *Engine) release(o *openIndex) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	o.refs--
-	if o.retired && o.refs == 0 {
-		o.ix.Close()
-	}
-}
-
-// retire closes o now, or when its last user releases it. e.mu is held.
-func (e *Engine) retire(o *openIndex) {
-	if o == nil || o.retired {
-		return
-	}
-	o.retired = true
-	if o.refs == 0 {
-		o.ix.Close()
-	}
-}
-
 // hostLabel is the Ollama host for messages: a password in the URL is
 // never shown.
 func (e *Engine) hostLabel() string { return e.host.Redacted() }
@@ -315,10 +212,15 @@ type IndexInfo struct {
 	Embedder string // "none" for keyword-only
 }
 
-// Index describes the configured index as it is now.
-func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
-	info := IndexInfo{Name: e.Config().Index}
-	o, err := e.acquire(ctx)
+// IndexInfo describes the index name ("": the default) as it is now. An
+// index that is not built is Built false, not an error.
+func (e *Engine) IndexInfo(ctx context.Context, name string) (IndexInfo, error) {
+	name, err := resolveIndex(e.cfg, name)
+	if err != nil {
+		return IndexInfo{Name: name}, err
+	}
+	info := IndexInfo{Name: name}
+	o, err := e.acquire(ctx, name)
 	if errors.Is(err, index.ErrNoIndex) {
 		return info, nil
 	}
@@ -334,9 +236,10 @@ func (e *Engine) Index(ctx context.Context) (IndexInfo, error) {
 
 // Changed returns the numbers of the sources whose files changed on disk
 // since they were indexed (by what the index recorded, as a refresh would
-// decide); web sources are never changed. No index: nothing to compare.
-func (e *Engine) Changed(ctx context.Context, sources []agent.Source) (map[int]bool, error) {
-	o, err := e.acquire(ctx)
+// decide); web sources are never changed. The sources are index's ("": the
+// default); no index: an error wrapping index.ErrNoIndex.
+func (e *Engine) Changed(ctx context.Context, index string, sources []agent.Source) (map[int]bool, error) {
+	o, err := e.acquire(ctx, index)
 	if err != nil {
 		return nil, err
 	}

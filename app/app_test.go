@@ -84,7 +84,7 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	srv := ollamatest.New(t)
 	e, cfg, docs := alphaEngine(t, srv)
 	ctx := context.Background()
-	res, err := e.Search(ctx, "widget", 5)
+	res, err := e.Search(ctx, SearchRequest{Query: "widget", K: 5})
 	if err != nil || paths(res.Passages) != "a.md" || res.Mode != "hybrid" {
 		t.Fatalf("first search: %v %q %s", err, paths(res.Passages), res.Mode)
 	}
@@ -93,7 +93,7 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	// by both retrievers, so the vector graph caught up.
 	writeDocs(t, docs, map[string]string{"b.md": "# Beta\n\nThe beta gadget hums.\n"})
 	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
-	res, err = e.Search(ctx, "gadget hums", 5)
+	res, err = e.Search(ctx, SearchRequest{Query: "gadget hums", K: 5})
 	if err != nil || len(res.Passages) == 0 || res.Passages[0].Path != "b.md" || res.Passages[0].VectorRank == 0 {
 		t.Fatalf("after refresh: %v %+v", err, res.Passages)
 	}
@@ -101,11 +101,11 @@ func TestEngineSeesRebuildAndRefresh(t *testing.T) {
 	// A rebuild publishes a new generation and deletes the old one.
 	os.Remove(filepath.Join(docs, "a.md"))
 	build(t, cfg, docs, true, ollamaEmbedder(t, srv))
-	res, err = e.Search(ctx, "widget gadget", 5)
+	res, err = e.Search(ctx, SearchRequest{Query: "widget gadget", K: 5})
 	if err != nil || paths(res.Passages) != "b.md" {
 		t.Fatalf("after rebuild: %v %q", err, paths(res.Passages))
 	}
-	info, err := e.Index(ctx)
+	info, err := e.IndexInfo(ctx, "")
 	if err != nil || !info.Built || info.Chunks != 1 {
 		t.Fatalf("index info after rebuild: %+v %v", info, err)
 	}
@@ -128,7 +128,7 @@ func TestSameFileNameInTwoSourcesIsToldApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	res, err := e.Search(context.Background(), "widget", 5)
+	res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 	if err != nil || len(res.Passages) != 2 {
 		t.Fatalf("%v %+v", err, res.Passages)
 	}
@@ -147,10 +147,10 @@ func TestCancelledFirstSearchDoesNotStick(t *testing.T) {
 	e, _, _ := alphaEngine(t, ollamatest.New(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := e.Search(ctx, "widget", 5); err == nil {
+	if _, err := e.Search(ctx, SearchRequest{Query: "widget", K: 5}); err == nil {
 		t.Fatal("a cancelled search succeeded")
 	}
-	res, err := e.Search(context.Background(), "widget", 5)
+	res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 	if err != nil || res.Mode != "hybrid" || len(res.Passages) != 1 || res.Passages[0].VectorRank != 1 {
 		t.Fatalf("search after a cancelled one: %v %+v", err, res)
 	}
@@ -193,7 +193,7 @@ func TestOllamaDownThenUp(t *testing.T) {
 	if d, ok := final.(agent.Done); !ok || d.Result.Route != agent.RouteDocs || d.Result.Answer == "" || strings.Contains(notices, "lexical") {
 		t.Fatalf("with Ollama up: %T %+v, notices %q", final, final, notices)
 	}
-	if res, err := e.Search(context.Background(), "widget", 5); err != nil || res.Mode != "hybrid" {
+	if res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5}); err != nil || res.Mode != "hybrid" {
 		t.Fatalf("search with Ollama up: %v %s", err, res.Mode)
 	}
 }
@@ -219,7 +219,7 @@ func TestOldGenerationsAreClosed(t *testing.T) {
 	}
 	defer e.Close()
 	search := func() {
-		if res, err := e.Search(context.Background(), "widget", 5); err != nil || len(res.Passages) != 1 {
+		if res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5}); err != nil || len(res.Passages) != 1 {
 			t.Fatalf("search: %v %+v", err, res)
 		}
 	}
@@ -401,7 +401,7 @@ func TestOllamaUnreachableFailsFastAndIsToldOnce(t *testing.T) {
 
 	// lore search: one attempt, keyword results, one line naming the fix.
 	dials.Store(0)
-	res, err := open().Search(context.Background(), "widget", 5)
+	res, err := open().Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 	if err != nil || res.Mode != "lexical" || len(res.Passages) == 0 || !strings.Contains(res.Notice, "ollama serve") {
 		t.Fatalf("search: %v %s %q", err, res.Mode, res.Notice)
 	}

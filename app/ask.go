@@ -19,6 +19,8 @@ type AskRequest struct {
 	// SessionID continues a saved conversation; "" starts a new one.
 	SessionID string
 	Turn      agent.Turn
+	// Index names the index to answer from ("": the configured one).
+	Index string
 	// Mode and Model override the configuration for this turn ("": as
 	// configured).
 	Mode, Model string
@@ -37,9 +39,20 @@ type AskRequest struct {
 // history, runs the agent, saves the turn when it ends (an agent.Saved event
 // says so, just before the final event) and returns the session id and the
 // events. The channel closes after the final Done, Failed or Cancelled;
-// cancelling ctx stops the turn and keeps what streamed.
+// cancelling ctx stops the turn (and its request to Ollama) and keeps what
+// streamed.
+//
+// A generation holds a chat slot from Ask until its channel closes; Ask
+// waits for one in the queue, and fails at once with ErrBusy when the
+// queue is full. A consumer that cancels ctx may stop reading: the
+// engine's goroutines end all the same.
 func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.Event, error) {
-	cfg := e.Config()
+	cfg := e.cfg
+	name, err := resolveIndex(cfg, req.Index)
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.Index = name
 	if req.Mode != "" {
 		cfg.Mode = req.Mode
 	}
@@ -73,32 +86,36 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	} else {
 		id = session.NewID()
 	}
-	o, err := e.acquire(ctx) // the index must exist before a turn starts
+	o, err := e.acquire(ctx, name) // the index must exist before a turn starts
 	if err != nil {
 		return "", nil, err
 	}
 	e.release(o)
+	release := func() {}
+	if !req.SourcesOnly {
+		if release, err = e.chat.Acquire(ctx); err != nil {
+			return "", nil, err
+		}
+	}
 
 	out := make(chan agent.Event, 64)
 	e.turns.Add(1)
 	go func() {
 		defer e.turns.Done()
 		defer close(out)
+		defer release()
 		a := &agent.Agent{
 			Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
 				Threshold: float32(cfg.WebFallbackThreshold), Candidates: e.rr.candidates, TopK: req.K},
-			Retriever: retriever{e, req.Stages},
+			Retriever: retriever{e, name, req.Stages},
 			Reranker:  e.stageReranker(req.Stages),
 		}
 		a.Config.KeepAlive, _ = time.ParseDuration(cfg.KeepAlive)
-		send := func(ev agent.Event) bool {
-			select {
-			case out <- ev:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
+		// Events are delivered unless the consumer is gone (ctx ended);
+		// final ones (and Saved) always, even to a consumer that stopped
+		// reading: agent.SendFinal makes room rather than block.
+		send := func(ev agent.Event) bool { return agent.Send(ctx, out, ev) }
+		final := func(ev agent.Event) { agent.SendFinal(ctx, out, ev) }
 		for _, n := range e.Notices() {
 			send(agent.Notice{Text: n})
 		}
@@ -120,7 +137,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 			case ctx.Err() != nil:
 			default:
-				out <- agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}}
+				final(agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}})
 				return
 			}
 		}
@@ -160,25 +177,23 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				send(ev)
 				continue
 			}
-			// Final events are always delivered (the agent's rule too): the
-			// channel has room, and the consumer reads to the end.
 			// Only a turn with an answer is saved: passages alone (no model)
 			// are not a conversation to follow up.
 			if res.Answer != "" && !req.NoSave {
 				n, err := 0, sessErr
 				if err == nil {
 					t := SessionTurn(res)
-					t.Index = cfg.Index // /sessions lists a chat's own; resuming goes back to it
+					t.Index = name // /sessions lists a chat's own; resuming goes back to it
 					n, err = sessions.Append(context.WithoutCancel(ctx), id, t)
 				}
 				if err != nil {
 					slog.Warn("save session", "err", err)
-					out <- agent.Notice{Text: "could not save this turn: " + err.Error()}
+					final(agent.Notice{Text: "could not save this turn: " + err.Error()})
 				} else {
-					out <- agent.Saved{SessionID: id, Turn: n}
+					final(agent.Saved{SessionID: id, Turn: n})
 				}
 			}
-			out <- ev
+			final(ev)
 		}
 	}()
 	return id, out, nil

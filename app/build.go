@@ -11,6 +11,8 @@ import (
 
 // BuildRequest is one `lore index` run.
 type BuildRequest struct {
+	// Index names the index to build ("": the configured one).
+	Index   string
 	Paths   []string // folders or files; none refreshes the remembered ones
 	Rebuild bool
 	// ChooseEmbedder is set when the user named the embedder for this run
@@ -24,8 +26,8 @@ type BuildRequest struct {
 
 // builtWith is the embedder the existing index was built with ("none" for
 // keyword-only), or "" when there is no index yet.
-func (e *Engine) builtWith(ctx context.Context) string {
-	o, err := e.acquire(ctx)
+func (e *Engine) builtWith(ctx context.Context, name string) string {
+	o, err := e.acquire(ctx, name)
 	if err != nil {
 		return ""
 	}
@@ -36,8 +38,8 @@ func (e *Engine) builtWith(ctx context.Context) string {
 // damagedBuiltWith is the embedder a damaged index was built with, as its
 // sources.json remembers it; "" when the index is healthy or that is not
 // known.
-func (e *Engine) damagedBuiltWith(ctx context.Context) string {
-	o, err := e.acquire(ctx)
+func (e *Engine) damagedBuiltWith(ctx context.Context, name string) string {
+	o, err := e.acquire(ctx, name)
 	if err == nil {
 		err = o.ix.Check(ctx)
 		e.release(o)
@@ -45,24 +47,29 @@ func (e *Engine) damagedBuiltWith(ctx context.Context) string {
 	if !errors.Is(err, index.ErrCorrupt) {
 		return ""
 	}
-	r, err := index.ReadRemembered(e.Config().IndexDir())
+	r, err := index.ReadRemembered(e.indexDir(name))
 	if err != nil {
 		return ""
 	}
 	return r.Embedder
 }
 
-// Build builds or refreshes the configured index with the configured
+// Build builds or refreshes the index req names with the configured
 // embedder. Searches and turns running meanwhile keep working, and see the
 // result as soon as it is committed.
 func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, error) {
-	cfg := e.Config()
+	name, err := resolveIndex(e.cfg, req.Index)
+	if err != nil {
+		return index.Summary{}, err
+	}
+	cfg := e.cfg
+	cfg.Index = name
 	model := cfg.EmbedModel
 	if cfg.Embedder == "none" {
 		model = "none"
 	}
 	if !req.ChooseEmbedder && !req.Rebuild {
-		if built := e.builtWith(ctx); built != "" {
+		if built := e.builtWith(ctx, name); built != "" {
 			model = built
 		}
 	}
@@ -70,7 +77,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	if !req.ChooseEmbedder && req.Rebuild {
 		// A rebuild is how the configured embedder replaces the index's,
 		// except for a damaged index: that one is rebuilt as it was.
-		if built := e.damagedBuiltWith(ctx); built != "" && built != model {
+		if built := e.damagedBuiltWith(ctx, name); built != "" && built != model {
 			model = built
 			notices = append(notices, fmt.Sprintf("rebuilding the damaged index with the embedder it was built with: %s (--embedder or --embed-model choose another)", built))
 		}

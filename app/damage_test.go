@@ -41,7 +41,7 @@ func TestDamagedIndexInTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Search(ctx, "alpha widget", 5)
+	res, err := e.Search(ctx, SearchRequest{Query: "alpha widget", K: 5})
 	if err != nil || res.Mode != "hybrid" || !strings.Contains(res.Notice, "graph file was damaged") || len(res.Passages) == 0 {
 		t.Fatalf("search with a damaged graph: %v %q %+v", err, res.Notice, res.Passages)
 	}
@@ -64,7 +64,7 @@ func TestDamagedIndexInTheEngine(t *testing.T) {
 			t.Errorf("%s: %v, want the one line that says the index is damaged", what, err)
 		}
 	}
-	_, err = e.Search(ctx, "alpha widget", 5)
+	_, err = e.Search(ctx, SearchRequest{Query: "alpha widget", K: 5})
 	oneLine("search", err)
 	_, events, err := e.Ask(ctx, AskRequest{Turn: agent.Turn{Question: "what spins?"}})
 	if err != nil {

@@ -58,14 +58,14 @@ func TestRerankerFailingAtRunTimeKeepsFusedOrder(t *testing.T) {
 	}
 	defer plain.Close()
 	plain.rr = rerankSetup{r: rerank.None{}, candidates: 10}
-	fused, err := plain.Search(context.Background(), "widget", 5)
+	fused, err := plain.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	var notices []string
 	for range 2 {
-		res, err := e.Search(context.Background(), "widget", 5)
+		res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 		if err != nil {
 			t.Fatalf("search failed with the reranker: %v", err)
 		}
@@ -125,7 +125,7 @@ func TestRerankerModelThatCannotLoad(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			defer e.Close()
-			res, err := e.Search(context.Background(), "widget", 5)
+			res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 			if err != nil || len(res.Passages) != 1 || res.Reranker != "none" {
 				t.Fatalf("search: %v %+v", err, res)
 			}
@@ -165,7 +165,7 @@ func TestInt8ModelOnPureGo(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	defer e.Close()
-	res, err := e.Search(context.Background(), "widget", 5)
+	res, err := e.Search(context.Background(), SearchRequest{Query: "widget", K: 5})
 	if err != nil || len(res.Passages) != 1 || res.Reranker != "none" {
 		t.Fatalf("search: %v %+v", err, res)
 	}

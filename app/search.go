@@ -15,9 +15,21 @@ import (
 	"github.com/lore-cli/lore/websearch"
 )
 
+// SearchRequest is one search.
+type SearchRequest struct {
+	// Index names the index to search ("": the configured one).
+	Index string
+	Query string
+	// K is how many passages to return (<= 0: top-k).
+	K int
+	// Stages switches parts of the search off.
+	Stages Stages
+}
+
 // SearchResult is what Search found: the passages in ranked order.
 type SearchResult struct {
 	agent.Ranking
+	Index    string // the index searched, by name
 	Reranker string
 	Total    time.Duration
 }
@@ -34,23 +46,28 @@ type Stages struct {
 // with Ollama unreachable so that the query cannot be embedded.
 var ErrNoVectors = errors.New("vector-only search needs query embeddings")
 
-// Search runs the one retrieve-then-rerank path and returns the best k
-// passages. Notices (lexical only, no reranker) are in the result.
-func (e *Engine) Search(ctx context.Context, query string, k int) (SearchResult, error) {
-	return e.SearchStages(ctx, query, k, Stages{})
-}
-
-// SearchStages is Search with some stages switched off.
-func (e *Engine) SearchStages(ctx context.Context, query string, k int, st Stages) (SearchResult, error) {
+// Search runs the one retrieve-then-rerank path on the index req names and
+// returns the best k passages. Notices (lexical only, no reranker) are in
+// the result. An index that is not built is an error wrapping
+// index.ErrNoIndex; a busy resource one wrapping ErrBusy.
+func (e *Engine) Search(ctx context.Context, req SearchRequest) (SearchResult, error) {
 	start := time.Now()
-	ranking, err := agent.Rank(ctx, retriever{e, st}, e.stageReranker(st), query, max(k, e.rr.candidates), nil)
+	name, err := resolveIndex(e.cfg, req.Index)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	k := req.K
+	if k <= 0 {
+		k = e.cfg.TopK
+	}
+	ranking, err := agent.Rank(ctx, retriever{e, name, req.Stages}, e.stageReranker(req.Stages), req.Query, max(k, e.rr.candidates), nil)
 	if err != nil {
 		return SearchResult{}, err
 	}
 	if len(ranking.Passages) > k {
 		ranking.Passages = ranking.Passages[:k]
 	}
-	return SearchResult{Ranking: ranking, Reranker: e.Reranker(), Total: time.Since(start)}, nil
+	return SearchResult{Ranking: ranking, Index: name, Reranker: e.Reranker(), Total: time.Since(start)}, nil
 }
 
 // Notices are what the user should hear once per process about how
@@ -66,25 +83,26 @@ func (e *Engine) Notices() []string {
 // current generation of the index. Without Ollama the query cannot be
 // embedded; keyword search still works, and says so.
 type retriever struct {
-	e  *Engine
-	st Stages
+	e     *Engine
+	index string // resolved: never ""
+	st    Stages
 }
 
 func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Retrieval, error) {
 	e := r.e
-	o, err := e.acquire(ctx)
+	o, err := e.acquire(ctx, r.index)
 	if err != nil {
 		return agent.Retrieval{}, err
 	}
 	defer e.release(o)
-	cfg := e.Config()
+	cfg := e.cfg
 	opt := index.SearchOptions{Limit: n, Depth: cfg.SearchDepth, RRFK: cfg.RRFK, Embedder: o.emb, NoLexical: r.st.NoLexical}
 	var notice string
 	switch {
 	case r.st.NoVector:
 		opt.Embedder = nil
 	case r.st.NoLexical && o.emb == nil:
-		return agent.Retrieval{}, fmt.Errorf("%w: index %s was built with --embedder none (lore index --rebuild --embedder ollama)", ErrNoVectors, cfg.Index)
+		return agent.Retrieval{}, fmt.Errorf("%w: index %s was built with --embedder none (lore index --rebuild --embedder ollama)", ErrNoVectors, r.index)
 	case r.st.NoLexical && e.recentlyDown():
 		return agent.Retrieval{}, fmt.Errorf("%w: %s", ErrNoVectors, lexicalWhileDown)
 	case o.emb == nil:
@@ -142,6 +160,11 @@ func (e *Engine) recentlyDown() bool {
 type rerankerAdapter struct{ e *Engine }
 
 func (a rerankerAdapter) Rerank(ctx context.Context, query string, passages []string) ([]agent.Scored, error) {
+	release, err := a.e.rerank.Acquire(ctx)
+	if err != nil {
+		return nil, err // busy, or ctx ended: the model did not fail
+	}
+	defer release()
 	r := a.e.rr.r
 	rs, err := r.Rerank(ctx, query, passages)
 	if err != nil {
@@ -174,10 +197,10 @@ func (a webAdapter) Search(ctx context.Context, query string) ([]agent.WebResult
 	return out, err
 }
 
-// SampleChunks picks up to n passages of at least minChars at random
-// (lore eval generate).
+// SampleChunks picks up to n passages of at least minChars at random from
+// the default index (lore eval generate).
 func (e *Engine) SampleChunks(ctx context.Context, n, minChars int, seed uint64) ([]agent.Passage, error) {
-	o, err := e.acquire(ctx)
+	o, err := e.acquire(ctx, "")
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func TestSearchStages(t *testing.T) {
 		"lexical-only": {Stages{NoVector: true}, "lexical", false, true},
 		"vector-only":  {Stages{NoLexical: true}, "vector", true, false},
 	} {
-		res, err := e.SearchStages(ctx, "alpha widget", 5, c.st)
+		res, err := e.Search(ctx, SearchRequest{Query: "alpha widget", K: 5, Stages: c.st})
 		if err != nil || res.Mode != c.mode || len(res.Passages) != 1 {
 			t.Fatalf("%s: %v %+v", name, err, res)
 		}
@@ -46,7 +46,7 @@ func TestSearchStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer le.Close()
-	if _, err := le.SearchStages(ctx, "alpha", 5, Stages{NoLexical: true}); !errors.Is(err, ErrNoVectors) {
+	if _, err := le.Search(ctx, SearchRequest{Query: "alpha", K: 5, Stages: Stages{NoLexical: true}}); !errors.Is(err, ErrNoVectors) {
 		t.Fatalf("vector-only on a keyword-only index: %v", err)
 	}
 }

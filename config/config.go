@@ -95,6 +95,17 @@ type Config struct {
 	// SearXNGURL is a self-hosted SearXNG instance.
 	SearXNGURL string `yaml:"searxng-url"`
 
+	// MaxOpenIndexes is how many indexes one process keeps open at once
+	// (lore serve answers on several); the least recently used one that
+	// no request is using is closed to open another.
+	MaxOpenIndexes int `yaml:"max-open-indexes"`
+	// ServeMaxConcurrent is how many answers are generated at once; query
+	// embeddings run as many at once, the reranker one at a time.
+	ServeMaxConcurrent int `yaml:"serve-max-concurrent"`
+	// ServeQueue is how many requests may wait for a busy resource; past
+	// it a request is refused at once ("lore is busy").
+	ServeQueue int `yaml:"serve-queue"`
+
 	// Paths, not settable by file: they come from XDG variables.
 	DataDir  string `yaml:"-"`
 	StateDir string `yaml:"-"`
@@ -123,6 +134,10 @@ func Defaults() Config {
 		EmbedTimeout:      "2m",
 		FirstTokenTimeout: "2m",
 		WebProvider:       "tavily",
+
+		MaxOpenIndexes:     4,
+		ServeMaxConcurrent: 4,
+		ServeQueue:         16,
 	}
 }
 
@@ -427,6 +442,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("temperature: %g is outside 0..2", c.Temperature)
 	case c.WebProvider != "tavily" && c.WebProvider != "searxng":
 		return fmt.Errorf("web-provider: %q is not tavily or searxng", c.WebProvider)
+	case c.MaxOpenIndexes < 1 || c.MaxOpenIndexes > 256:
+		return fmt.Errorf("max-open-indexes: %d is outside 1..256", c.MaxOpenIndexes)
+	case c.ServeMaxConcurrent < 1 || c.ServeMaxConcurrent > 1024:
+		return fmt.Errorf("serve-max-concurrent: %d is outside 1..1024", c.ServeMaxConcurrent)
+	case c.ServeQueue < 0 || c.ServeQueue > 65536:
+		return fmt.Errorf("serve-queue: %d is outside 0..65536", c.ServeQueue)
 	}
 	if _, err := time.ParseDuration(c.KeepAlive); err != nil {
 		return fmt.Errorf("keep-alive: %q is not a duration like 5m", c.KeepAlive)

@@ -131,7 +131,7 @@ func TestTurnThroughEngine(t *testing.T) {
 	if m.sessionID == "" {
 		t.Fatal("no session")
 	}
-	if msg := checkChanged(context.Background(), eng, m.lastTurn())(); msg != nil {
+	if msg := checkChanged(context.Background(), eng, "", m.lastTurn())(); msg != nil {
 		t.Fatalf("an unchanged file is flagged as changed: %+v", msg)
 	}
 	se, err := eng.Session(context.Background(), m.sessionID)
@@ -228,7 +228,7 @@ func TestChangedSourceIsFlagged(t *testing.T) {
 	if _, err := eng.Build(context.Background(), app.BuildRequest{Paths: []string{docs}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := eng.Search(context.Background(), "widget", 10)
+	res, err := eng.Search(context.Background(), app.SearchRequest{Query: "widget", K: 10})
 	if err != nil || len(res.Passages) != 4 {
 		t.Fatalf("%v: %d passages", err, len(res.Passages))
 	}
@@ -238,12 +238,12 @@ func TestChangedSourceIsFlagged(t *testing.T) {
 		tr.sources = append(tr.sources, agent.Source{N: i + 1, Root: p.Root, Path: p.Path, Start: p.Start, End: p.End, Heading: p.Heading, Text: p.Text})
 		n[p.Path] = i + 1
 	}
-	if msg := checkChanged(context.Background(), eng, tr)(); msg != nil {
+	if msg := checkChanged(context.Background(), eng, "", tr)(); msg != nil {
 		t.Fatalf("freshly indexed files flagged as changed: %+v (sources %v)", msg.(changedMsg).changed, n)
 	}
 	os.WriteFile(filepath.Join(docs, "b.md"), []byte("# B\n\nThe widget is silent now.\n"), 0o644)
 	os.Chtimes(filepath.Join(docs, "a.md"), time.Now(), time.Now())
-	msg, ok := checkChanged(context.Background(), eng, tr)().(changedMsg)
+	msg, ok := checkChanged(context.Background(), eng, "", tr)().(changedMsg)
 	if !ok || len(msg.changed) != 1 || !msg.changed[n["b.md"]] {
 		t.Fatalf("want only b.md [%d] changed, got %+v", n["b.md"], msg.changed)
 	}
@@ -510,7 +510,7 @@ func TestSessionsBelongToTheirIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, h.m, h.m.loadSession("bbbbbbbbbbbb"))
-	if got := h.eng.Config().Index; got != "notes" {
+	if got := h.m.index; got != "notes" {
 		t.Fatalf("resumed a session of notes on index %q", got)
 	}
 	if s := h.screen(); !strings.Contains(s, "index: notes (the session's)") {
@@ -519,7 +519,7 @@ func TestSessionsBelongToTheirIndex(t *testing.T) {
 
 	// "gone" is not built: refused, and the chat stays where it was.
 	run(t, h.m, h.m.loadSession("dddddddddddd"))
-	if got := h.eng.Config().Index; got != "notes" || h.m.sessionID != "bbbbbbbbbbbb" {
+	if got := h.m.index; got != "notes" || h.m.sessionID != "bbbbbbbbbbbb" {
 		t.Fatalf("index %q, session %q after refusing", got, h.m.sessionID)
 	}
 	if s := h.screen(); !strings.Contains(s, `asked on index "gone"`) {

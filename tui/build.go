@@ -49,7 +49,7 @@ func (m *Model) build(args string) (tea.Model, tea.Cmd) {
 	b := &building{cancel: cancel, updates: make(chan buildMsg, 1)}
 	m.building = b
 	m.addInfo("indexing " + strings.Join(paths, " ") + " …")
-	eng := m.eng
+	eng, name := m.eng, m.index
 	go func() {
 		// Only the latest message matters: replace what the screen has not
 		// taken yet. This goroutine is the only sender, so after the drain
@@ -61,7 +61,7 @@ func (m *Model) build(args string) (tea.Model, tea.Cmd) {
 			}
 			b.updates <- msg
 		}
-		sum, err := eng.Build(ctx, app.BuildRequest{Paths: paths, Progress: func(p index.Progress) { latest(buildMsg{progress: &p}) }})
+		sum, err := eng.Build(ctx, app.BuildRequest{Index: name, Paths: paths, Progress: func(p index.Progress) { latest(buildMsg{progress: &p}) }})
 		latest(buildMsg{done: true, sum: sum, err: err})
 	}()
 	return m, tea.Batch(waitBuild(b), m.spin.Tick)

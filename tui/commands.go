@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/clipboard"
 	"github.com/lore-cli/lore/internal/editor"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -49,8 +50,8 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 		b.WriteString("\nkeys: ? shows them all; tab completes commands")
 		m.addInfo(b.String())
 	case "/mode":
-		if err := m.eng.SetMode(arg); err != nil {
-			m.addInfo(err.Error())
+		if arg != "offline" && arg != "online" {
+			m.addInfo(fmt.Sprintf("mode %q: use offline or online", arg))
 			break
 		}
 		m.mode = arg
@@ -63,7 +64,6 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 				return modelsMsg{names: names, err: err}
 			}
 		}
-		m.eng.SetModel(arg)
 		m.model = arg
 		m.addInfo("model: " + arg)
 		return m, m.checkStatus(false)
@@ -74,10 +74,13 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 				return infoMsg{text: indexList(eng.Indexes(), current)}
 			}
 		}
-		if err := m.eng.SetIndex(arg); err != nil {
-			m.addInfo(err.Error())
+		// An index that is not built is accepted: the banner says how
+		// to build it.
+		if err := config.CheckIndexName(arg); err != nil {
+			m.addInfo("index: " + err.Error())
 			break
 		}
+		m.index = arg
 		m.addInfo("index: " + arg)
 		return m, m.checkStatus(false)
 	case "/search":

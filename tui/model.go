@@ -31,20 +31,18 @@ import (
 // Engine is what the chat needs of app.Engine.
 type Engine interface {
 	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
-	Search(ctx context.Context, query string, k int) (app.SearchResult, error)
-	Index(ctx context.Context) (app.IndexInfo, error)
+	Search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error)
+	IndexInfo(ctx context.Context, name string) (app.IndexInfo, error)
 	ChatStatus(ctx context.Context, model string) error
 	Models(ctx context.Context) ([]string, error)
 	Indexes() []string
 	Notices() []string
-	SetMode(mode string) error
-	SetModel(model string)
-	SetIndex(name string) error
 	Config() config.Config
+	DefaultIndex() string
 	Session(ctx context.Context, id string) (session.Session, error)
 	ListSessions(ctx context.Context) ([]session.Session, error)
 	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
-	Changed(ctx context.Context, sources []agent.Source) (map[int]bool, error)
+	Changed(ctx context.Context, index string, sources []agent.Source) (map[int]bool, error)
 }
 
 // Options start a chat.
@@ -105,8 +103,11 @@ type Model struct {
 	info      app.IndexInfo
 	chatErr   error // why the model cannot answer (banner), nil when it can
 	statusMsg string
-	mode      string
-	model     string
+	// The chat's index, mode and model: passed on every call (the engine
+	// keeps none), switched by /index, /mode, /model and a resume.
+	index string
+	mode  string
+	model string
 
 	building *building // an index build started with /add
 	panel    *panel
@@ -139,7 +140,7 @@ func New(ctx context.Context, eng Engine, opts Options) *Model {
 	}
 	cfg := eng.Config()
 	m := &Model{eng: eng, opts: opts, ctx: ctx, theme: opts.Theme, bgDark: true, follow: true,
-		mode: cfg.Mode, model: cfg.ChatModel, sessionID: opts.Resume, width: 80, height: 24, now: time.Now}
+		index: eng.DefaultIndex(), mode: cfg.Mode, model: cfg.ChatModel, sessionID: opts.Resume, width: 80, height: 24, now: time.Now}
 	m.keys = newKeyMap("ctrl+j")
 	m.help = help.New()
 	m.input = textarea.New()
@@ -257,9 +258,9 @@ func (m *Model) Init() tea.Cmd {
 }
 
 func (m *Model) checkStatus(withNotices bool) tea.Cmd {
-	eng, ctx, model := m.eng, m.ctx, m.model
+	eng, ctx, name, model := m.eng, m.ctx, m.index, m.model
 	return func() tea.Msg {
-		info, err := eng.Index(ctx)
+		info, err := eng.IndexInfo(ctx, name)
 		msg := statusMsg{info: info, err: err, chatErr: eng.ChatStatus(ctx, model), indexes: eng.Indexes()}
 		if withNotices { // once, at start: notices, and model names for /model completion
 			msg.notices = eng.Notices()
@@ -361,7 +362,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.addInfo(excerpt.FirstLine(msg.err.Error()))
 			return m, nil
 		}
-		m.picker = newSessionPicker(m.eng.Config().Index, msg.list)
+		m.picker = newSessionPicker(m.index, msg.list)
 		return m, nil
 	case resumeMsg:
 		return m.resumed(msg)
@@ -582,13 +583,13 @@ func (m *Model) ask(question string) (tea.Model, tea.Cmd) {
 	m.seq++
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cancel = cancel
-	seq, eng, sessionID, mode, model := m.seq, m.eng, m.sessionID, m.mode, m.model
+	seq, eng, sessionID, name, mode, model := m.seq, m.eng, m.sessionID, m.index, m.mode, m.model
 	return m, func() tea.Msg {
 		// The model is checked again on every send: starting Ollama or
 		// pulling the model needs no restart. Without it the turn shows
 		// passages (the banner says why) and the engine does not check again.
 		chatErr := eng.ChatStatus(ctx, model)
-		req := app.AskRequest{SessionID: sessionID, Turn: agent.Turn{Question: question}, Mode: mode, Model: model,
+		req := app.AskRequest{SessionID: sessionID, Turn: agent.Turn{Question: question}, Index: name, Mode: mode, Model: model,
 			SourcesOnly: chatErr != nil}
 		id, events, err := eng.Ask(ctx, req)
 		return turnStartedMsg{seq: seq, session: id, events: events, chatErr: chatErr, err: err}
@@ -696,7 +697,7 @@ func (m *Model) handleEvents(msg eventsMsg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		// The chunk count may have changed: a refresh can run beside the chat.
-		return m, tea.Batch(checkChanged(m.ctx, m.eng, t), m.checkStatus(false))
+		return m, tea.Batch(checkChanged(m.ctx, m.eng, m.index, t), m.checkStatus(false))
 	}
 	return m, waitEvents(msg.seq, m.events)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/session"
@@ -62,10 +63,10 @@ func explain(err error, partial bool) string {
 // they were indexed, so that a source line can say so. The index compares
 // what it recorded (size, mtime, hash): the passage text is extracted (HTML,
 // PDF, another encoding) and is not the file's lines.
-func checkChanged(ctx context.Context, eng Engine, t *turn) tea.Cmd {
+func checkChanged(ctx context.Context, eng Engine, index string, t *turn) tea.Cmd {
 	sources := t.sources
 	return func() tea.Msg {
-		changed, err := eng.Changed(ctx, sources)
+		changed, err := eng.Changed(ctx, index, sources)
 		if err != nil || len(changed) == 0 {
 			return nil // no index to compare with: nothing to flag
 		}
@@ -138,10 +139,10 @@ func scoreLine(p agent.Passage) string {
 }
 
 func (m *Model) loadSession(id string) tea.Cmd {
-	eng, ctx := m.eng, m.ctx
+	eng, ctx, current := m.eng, m.ctx, m.index
 	return func() tea.Msg {
 		se, err := eng.Session(ctx, id)
-		if err == nil && se.Index != "" && se.Index != eng.Config().Index && !slices.Contains(eng.Indexes(), se.Index) {
+		if err == nil && se.Index != "" && se.Index != current && !slices.Contains(eng.Indexes(), se.Index) {
 			// Its passages and follow-ups belong to that index: answering
 			// them from another would mix two sets of documents.
 			err = fmt.Errorf("session %s was asked on index %q, which is not built (/index lists the indexes)", se.ID, se.Index)
@@ -176,12 +177,13 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	m.histPos = len(m.history)
 	m.addInfo(fmt.Sprintf("resumed session %s (%d turns, started %s)", msg.se.ID, len(msg.se.Turns), msg.se.Created.Format("2006-01-02 15:04")))
 	m.follow = true
-	if idx := msg.se.Index; idx != "" && idx != m.eng.Config().Index {
+	if idx := msg.se.Index; idx != "" && idx != m.index {
 		// A follow-up is answered from the session's own documents.
-		if err := m.eng.SetIndex(idx); err != nil {
-			m.addInfo(err.Error())
+		if err := config.CheckIndexName(idx); err != nil {
+			m.addInfo("index: " + err.Error())
 			return m, cmd
 		}
+		m.index = idx
 		m.addInfo("index: " + idx + " (the session's)")
 		return m, tea.Batch(cmd, m.checkStatus(false))
 	}
@@ -197,11 +199,11 @@ func (m *Model) listSessions() tea.Cmd {
 }
 
 func (m *Model) search(query string) tea.Cmd {
-	eng, ctx, k := m.eng, m.ctx, m.eng.Config().TopK
+	eng, ctx, name, k := m.eng, m.ctx, m.index, m.eng.Config().TopK
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
-		res, err := eng.Search(ctx, query, k)
+		res, err := eng.Search(ctx, app.SearchRequest{Index: name, Query: query, K: k})
 		return searchMsg{query: query, res: res, err: err}
 	}
 }

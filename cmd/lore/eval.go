@@ -188,7 +188,7 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	for _, msg := range eval.UnknownFields(qs, opts.file) {
 		note(msg)
 	}
-	info, err := eng.Index(ctx)
+	info, err := eng.IndexInfo(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -355,7 +355,7 @@ func stages(s eval.Setup) app.Stages {
 }
 
 func (a evalEngine) Search(ctx context.Context, q string, k int, s eval.Setup) (agent.Ranking, error) {
-	res, err := a.e.SearchStages(ctx, q, k, stages(s))
+	res, err := a.e.Search(ctx, app.SearchRequest{Query: q, K: k, Stages: stages(s)})
 	return res.Ranking, err
 }
 

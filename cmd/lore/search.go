@@ -98,7 +98,7 @@ func runSearch(ctx context.Context, cfg config.Config, query string, opts *searc
 		return err
 	}
 	defer eng.Close()
-	res, err := eng.Search(ctx, query, opts.k)
+	res, err := eng.Search(ctx, app.SearchRequest{Query: query, K: opts.k, Stages: app.Stages{NoRerank: opts.noRerank}})
 	if err != nil {
 		return err
 	}
