@@ -44,6 +44,7 @@ type pool struct {
 	byName map[string]*openIndex
 	timer  *time.Timer // the next idle sweep; nil when none is due
 	closed bool
+	live   int // index handles open, current or retired: 0 after close once requests end
 	now    func() time.Time
 }
 
@@ -85,12 +86,13 @@ func (p *pool) acquire(ctx context.Context, name, dir string) (*openIndex, error
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.live++
 	if p.closed {
-		o.ix.Close()
+		p.closeIndex(o)
 		return nil, errClosed
 	}
 	if cur := p.byName[name]; cur != nil && cur.ix.Generation() == o.ix.Generation() {
-		o.ix.Close() // another request opened the same generation meanwhile
+		p.closeIndex(o) // another request opened the same generation meanwhile
 		cur.refs++
 		cur.used = p.now()
 		return cur, nil
@@ -109,7 +111,7 @@ func (p *pool) release(o *openIndex) {
 	o.refs--
 	o.used = p.now()
 	if o.retired && o.refs == 0 {
-		o.ix.Close()
+		p.closeIndex(o)
 		return
 	}
 	p.evict() // indexes all in use when the limit was passed may go now
@@ -126,8 +128,14 @@ func (p *pool) retire(o *openIndex) {
 		delete(p.byName, o.name)
 	}
 	if o.refs == 0 {
-		o.ix.Close()
+		p.closeIndex(o)
 	}
+}
+
+// closeIndex closes o's handle. p.mu is held.
+func (p *pool) closeIndex(o *openIndex) {
+	o.ix.Close()
+	p.live--
 }
 
 // evict closes the least recently used indexes nobody uses while more
@@ -171,8 +179,9 @@ func (p *pool) sweep() {
 	p.arm()
 }
 
-// names lists the open indexes, for tests and gauges.
-func (p *pool) names() []string {
+// names lists the open indexes (not those retired), and counts the index
+// handles open, retired ones still in use included.
+func (p *pool) names() ([]string, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var names []string
@@ -180,7 +189,7 @@ func (p *pool) names() []string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return names
+	return names, p.live
 }
 
 // close closes every open index; those still in use close when their

@@ -143,6 +143,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"NaN temperature flag", "", nil, Flags{"temperature": "nan"}, "temperature:"},
 		{"embed timeout", "", map[string]string{"LORE_EMBED_TIMEOUT": "soon"}, nil, "embed-timeout:"},
 		{"first token timeout", write("first-token-timeout: 0s\n"), nil, nil, "first-token-timeout:"},
+		{"max open indexes", write("max-open-indexes: 0\n"), nil, nil, "max-open-indexes:"},
+		{"serve max concurrent", "", map[string]string{"LORE_SERVE_MAX_CONCURRENT": "0"}, nil, "serve-max-concurrent:"},
+		{"serve queue", "", nil, Flags{"serve-queue": "-1"}, "serve-queue:"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {

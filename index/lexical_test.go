@@ -279,3 +279,45 @@ func TestProximityBeatsScatteredRepeats(t *testing.T) {
 		t.Errorf("with proximity %s comes first, want answer.md", got)
 	}
 }
+
+// A question in words finds the camelCase identifier that names them, and
+// a question naming the identifier ranks it above a text that only has
+// its words spread out.
+func TestCamelCasePartsAreFound(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, map[string]string{
+		"pool.md":   "# Pool\n\nSet `maxIdleConns` to bound the pool.\n",
+		"spread.md": "# Limits\n\nThe max size is fixed.\n\nIdle workers sleep.\n\nConns are counted per host.\n",
+		"other.md":  "# Other\n\nUnrelated words about scraping.\n",
+	})
+	opt := testOptions(nil, src)
+	opt.Chunk.Size = 4000 // a chunk a file
+	build(t, dir, opt)
+	ix, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	paths := func(q string) []string {
+		res, err := ix.Search(context.Background(), q, SearchOptions{Limit: 3})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		var out []string
+		for _, h := range res.Hits {
+			out = append(out, h.Path)
+		}
+		return out
+	}
+	for _, q := range []string{"idle conns", "max idle connections"} {
+		if got := paths(q); !slices.Contains(got, "pool.md") {
+			t.Errorf("%q finds %q, not pool.md's maxIdleConns", q, got)
+		}
+	}
+	if got := paths("maxIdleConns"); len(got) == 0 || got[0] != "pool.md" {
+		t.Errorf("maxIdleConns finds %q, want pool.md first", got)
+	}
+	if got := paths("what is maxIdleConns for"); len(got) == 0 || got[0] != "pool.md" {
+		t.Errorf("a question naming maxIdleConns finds %q, want pool.md first", got)
+	}
+}

@@ -17,10 +17,11 @@ import (
 
 // schemaVersion changes when the tables or the terms they hold change (3:
 // the analyser's stopwords, contractions and single digits; 4: the body's
-// length normalisation b 0.5 → 0.75, baked into every posting's impact).
+// length normalisation b 0.5 → 0.75, baked into every posting's impact;
+// 5: the parts of camelCase identifiers, PartPrefix postings).
 // `lore index` upgrades an
 // index of format 1 in place (see migrateV1); anything else is rebuilt.
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 const schema = `
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

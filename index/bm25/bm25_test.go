@@ -330,3 +330,47 @@ func TestExpansionIsTiedToItsWord(t *testing.T) {
 		t.Error("a stopword is expanded")
 	}
 }
+
+func TestPartsOfCamelCase(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"maxIdleConns", "max idl conn"},
+		{"getUserById", "user id"}, // get is a stopword
+		{"HTTPServer", "http server"},
+		{"ReadTimeout", "read timeout"},
+		{"X509KeyPair", "x509 kei pair"},
+		{"HTTP", ""}, {"Server", ""}, {"timeout", ""}, {"ipv4", ""},
+	} {
+		var got []string
+		Parts(c.in, func(p string) { got = append(got, p) })
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("Parts(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestAnalyzeKeepsPartsApart(t *testing.T) {
+	d := Analyze(Fields{Heading: "Pool", Body: "Set maxIdleConns, or the idle limit."})
+	got := map[string]TermFreq{}
+	for _, tf := range d.Terms {
+		got[tf.Term] = tf
+	}
+	if got["maxidleconn"].Body != 1 || got["idl"].Body != 1 || got[PartPrefix+"idl"].Body != 1 || got[PartPrefix+"max"].Body != 1 {
+		t.Errorf("terms %+v: want the identifier whole, its parts under PartPrefix, and the word idle on its own", d.Terms)
+	}
+	if _, ok := got["max"]; ok {
+		t.Errorf("a part is among the words: %+v", d.Terms)
+	}
+	if d.BodyLen != 4 { // set maxidleconn idl limit: "or" and "the" are stopwords
+		t.Errorf("body length %d counts the parts", d.BodyLen)
+	}
+}
+
+func TestMergeScoresAWordOnce(t *testing.T) {
+	word := List{IDs: []int64{1, 3}, Impacts: []uint8{100, 40}}
+	part := List{IDs: []int64{2, 3, 4}, Impacts: []uint8{200, 200, 10}}
+	got := Merge(&word, &part, 0.25)
+	want := List{IDs: []int64{1, 2, 3, 4}, Impacts: []uint8{100, 50, 50, 3}}
+	if !slices.Equal(got.IDs, want.IDs) || !slices.Equal(got.Impacts, want.Impacts) {
+		t.Errorf("Merge = %+v, want %+v (the better of word and scaled part per chunk)", got, want)
+	}
+}

@@ -16,15 +16,17 @@ type Doc struct {
 }
 
 // TermFreq is a term and how often each field of a chunk holds it (capped
-// at 255). A word is counted in Path, Heading and Body; an identifier term
-// (IdentPrefix) in Idents.
+// at 255). A word and a camelCase part (PartPrefix) are counted in Path,
+// Heading and Body; an identifier term (IdentPrefix) in Idents.
 type TermFreq struct {
 	Term                        string
 	Path, Heading, Body, Idents uint8
 }
 
 // Analyze turns a chunk into its terms: the words of its path, headings
-// and body, and the squashed identifiers of its headings and body.
+// and body, the parts of their camelCase identifiers (PartPrefix; they do
+// not add to the body's length: a chunk of identifiers is no longer for
+// them), and the squashed identifiers of its headings and body.
 func Analyze(f Fields) Doc {
 	at := make(map[string]int, 64)
 	var d Doc
@@ -43,8 +45,14 @@ func Analyze(f Fields) Doc {
 		}
 	}
 	Words(f.Path, func(t string) { inc(&term(t).Path) })
-	Words(f.Heading, func(t string) { inc(&term(t).Heading) })
-	Words(f.Body, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+	fields(f.Heading, func(w string) {
+		word(w, func(t string) { inc(&term(t).Heading) })
+		Parts(w, func(t string) { inc(&term(PartPrefix + t).Heading) })
+	})
+	fields(f.Body, func(w string) {
+		word(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+		Parts(w, func(t string) { inc(&term(PartPrefix + t).Body) })
+	})
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
 	return d
 }

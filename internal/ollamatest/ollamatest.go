@@ -36,6 +36,8 @@ type Server struct {
 	// Running are the models /api/ps lists as loaded.
 	Running []string
 
+	streaming atomic.Int32 // /api/chat requests being answered now
+
 	mu          sync.Mutex
 	inputs      [][]string
 	embedNumCtx []int
@@ -78,6 +80,11 @@ func (s *Server) SetChat(c ChatScript) {
 	defer s.mu.Unlock()
 	s.script = c
 }
+
+// Streaming is how many /api/chat requests are being answered now: a
+// client that goes away ends its own (the handler sees its request's
+// context end).
+func (s *Server) Streaming() int { return int(s.streaming.Load()) }
 
 // Chats returns the /api/chat requests so far.
 func (s *Server) Chats() []ChatRequest {
@@ -315,6 +322,8 @@ func Vector(text string, dim int) []float32 {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.streaming.Add(1)
+	defer s.streaming.Add(-1)
 	var req ChatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
