@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +45,23 @@ type fixture struct {
 	srv    *Server
 	http   *httptest.Server
 	log    *logBuffer
+
+	mu     sync.Mutex
+	dialed []string // every address the engine connected to
+}
+
+func (f *fixture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	f.mu.Lock()
+	f.dialed = append(f.dialed, addr)
+	f.mu.Unlock()
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+func (f *fixture) dials() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.dialed...)
 }
 
 func newFixture(t *testing.T, opt Options, tune ...func(*config.Config)) *fixture {
@@ -70,7 +89,7 @@ func newFixture(t *testing.T, opt Options, tune ...func(*config.Config)) *fixtur
 		Embedder: emb, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := app.Open(app.Options{Config: cfg})
+	eng, err := app.Open(app.Options{Config: cfg, Dial: f.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,5 +493,38 @@ func TestBusyServerAnswers429(t *testing.T) {
 	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"ok"}})
 	if _, err := f.client().Chat.Completions.New(context.Background(), question("alpha widget")); err != nil {
 		t.Errorf("after the first request ended: %v", err)
+	}
+}
+
+// TestOfflineModelNeverReachesTheWeb: a server configured for online mode
+// still answers model lore offline: the only peer is Ollama. lore-online
+// on the same server does search the web, so the test can tell.
+func TestOfflineModelNeverReachesTheWeb(t *testing.T) {
+	var webHits atomic.Int32
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		webHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"results":[{"url":"https://example.org/moon","title":"Moon","content":"The moon is made of rock."}]}`)
+	}))
+	defer web.Close()
+	f := newFixture(t, Options{}, func(c *config.Config) {
+		c.Mode, c.WebProvider, c.SearXNGURL, c.WebFallbackThreshold = "online", "searxng", web.URL, 1000
+	})
+	ollamaAddr := strings.TrimPrefix(f.ollama.URL, "http://")
+	p := question("What is the moon made of?")
+	if _, err := f.client().Chat.Completions.New(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range f.dials() {
+		if addr != ollamaAddr {
+			t.Errorf("model lore connected to %s; only Ollama (%s) may be reached offline", addr, ollamaAddr)
+		}
+	}
+	p.Model = "lore-online"
+	if _, err := f.client().Chat.Completions.New(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if webHits.Load() == 0 {
+		t.Errorf("lore-online never searched the web: the offline check above proves nothing")
 	}
 }
