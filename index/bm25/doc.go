@@ -46,12 +46,23 @@ func Analyze(f Fields) Doc {
 	}
 	Words(f.Path, func(t string) { inc(&term(t).Path) })
 	fields(f.Heading, func(w string) {
-		word(w, func(t string) { inc(&term(t).Heading) })
-		Parts(w, func(t string) { inc(&term(PartPrefix + t).Heading) })
+		a := analyzeField(w)
+		if a.term != "" {
+			inc(&term(a.term).Heading)
+		}
+		for _, p := range a.parts {
+			inc(&term(p).Heading)
+		}
 	})
 	fields(f.Body, func(w string) {
-		word(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
-		Parts(w, func(t string) { inc(&term(PartPrefix + t).Body) })
+		a := analyzeField(w)
+		if a.term != "" {
+			inc(&term(a.term).Body)
+			d.BodyLen++
+		}
+		for _, p := range a.parts {
+			inc(&term(p).Body)
+		}
 	})
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
 	return d
