@@ -2,12 +2,28 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollama"
 )
 
 // ListIndexes describes every index in the indexes folder, built or not,
 // as `lore index list` shows them.
 func (e *Engine) ListIndexes(ctx context.Context) ([]index.Info, error) {
 	return index.List(ctx, e.Config().IndexesDir())
+}
+
+// OllamaStatus asks Ollama now whether it answers and has the chat model:
+// unlike ChatStatus, which remembers a model found ready, a readiness
+// probe must see Ollama go away.
+func (e *Engine) OllamaStatus(ctx context.Context) error {
+	_, err := ollama.Check(ctx, e.client, e.hostLabel(), e.cfg.ChatModel)
+	switch {
+	case err == nil:
+		e.sawOllamaUp()
+	case errors.Is(err, ollama.ErrUnreachable):
+		e.sawOllamaDown()
+	}
+	return err
 }

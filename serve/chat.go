@@ -54,7 +54,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	// history and sends it back, so nothing is saved in lore's sessions.
 	_, events, err := s.eng.Ask(ctx, app.AskRequest{Index: ix, Mode: mode, Turn: turn, NoSave: true})
 	if err != nil {
-		fail(w, err)
+		failOn(w, ix, err)
 		return
 	}
 	c := newCall(req, modelName(mode, ix), s)

@@ -37,6 +37,18 @@ func fail(w http.ResponseWriter, err error) {
 	writeJSON(w, status, e)
 }
 
+// failOn is fail for a request on index ix ("" the default): the default
+// index not built yet means the server is not ready (503, as /readyz says),
+// not that the client named something that does not exist.
+func failOn(w http.ResponseWriter, ix string, err error) {
+	if ix == "" && errors.Is(err, index.ErrNoIndex) {
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusServiceUnavailable, wire.ServerError, "not_ready", err.Error())
+		return
+	}
+	fail(w, err)
+}
+
 // classify is err as wire's Error and the HTTP status to answer it with.
 func classify(err error) (wire.Error, int) {
 	e := wire.ErrorFrom(err)

@@ -47,7 +47,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	res, err := s.eng.Search(r.Context(), app.SearchRequest{Index: req.Index, Query: req.Query, K: req.K,
 		Stages: app.Stages{NoRerank: req.Rerank != nil && !*req.Rerank}})
 	if err != nil {
-		fail(w, err)
+		failOn(w, req.Index, err)
 		return
 	}
 	for stage, d := range res.Timings {
@@ -119,7 +119,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			out["problem"] = "index " + s.eng.DefaultIndex() + " is not built: run lore index PATH"
 		}
 	}
-	if err := s.eng.ChatStatus(ctx, ""); err != nil {
+	if err := s.eng.OllamaStatus(ctx); err != nil {
 		out["ollama"] = err.Error()
 	}
 	writeJSON(w, status, out)

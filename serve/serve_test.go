@@ -528,3 +528,41 @@ func TestOfflineModelNeverReachesTheWeb(t *testing.T) {
 		t.Errorf("lore-online never searched the web: the offline check above proves nothing")
 	}
 }
+
+func TestReadinessReportsOllamaWithoutFailing(t *testing.T) {
+	readyz := func(f *fixture) (int, map[string]string) {
+		resp, err := http.Get(f.http.URL + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]string
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	f := newFixture(t, Options{})
+	if code, out := readyz(f); code != 200 || out["ollama"] != "ok" || out["index"] != "default" {
+		t.Errorf("with Ollama up: %d %v", code, out)
+	}
+	f.ollama.Close()
+	if code, out := readyz(f); code != 200 || out["ollama"] == "ok" || out["ollama"] == "" {
+		t.Errorf("with Ollama down the index still answers, and Ollama's state is told: %d %v", code, out)
+	}
+	cfg := f.cfg
+	cfg.Index = "unbuilt"
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	unbuilt := httptest.NewServer(New(eng, Options{}).Handler())
+	defer unbuilt.Close()
+	if code, out := readyz(&fixture{http: unbuilt}); code != 503 || !strings.Contains(out["problem"], "lore index") {
+		t.Errorf("default index not built: %d %v", code, out)
+	}
+	c := openai.NewClient(option.WithBaseURL(unbuilt.URL+"/v1/"), option.WithAPIKey("x"), option.WithMaxRetries(0))
+	_, err = c.Chat.Completions.New(context.Background(), question("alpha"))
+	if ae := apiError(t, err); ae.StatusCode != 503 || ae.Code != "not_ready" || !strings.Contains(ae.Message, "lore index") {
+		t.Errorf("a question before the default index is built: %d %s %s", ae.StatusCode, ae.Code, ae.Message)
+	}
+}

@@ -32,7 +32,7 @@ type Engine interface {
 	IndexInfo(ctx context.Context, name string) (app.IndexInfo, error)
 	ListIndexes(ctx context.Context) ([]index.Info, error)
 	DefaultIndex() string
-	ChatStatus(ctx context.Context, model string) error
+	OllamaStatus(ctx context.Context) error
 	Load() map[string]admit.Stats
 }
 
