@@ -183,6 +183,11 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 func render(res agent.Result) (string, []annotation) {
 	var b strings.Builder
 	b.WriteString(strings.TrimRight(res.Answer, " \n"))
+	if b.Len() == 0 && res.Notice != "" {
+		// No answer was written (Ollama unreachable: sources only): a
+		// client that shows only the text must still learn why.
+		b.WriteString("lore: " + res.Notice + ".")
+	}
 	listed := listedSources(res)
 	if len(listed) == 0 {
 		return b.String(), []annotation{}

@@ -566,3 +566,16 @@ func TestReadinessReportsOllamaWithoutFailing(t *testing.T) {
 		t.Errorf("a question before the default index is built: %d %s %s", ae.StatusCode, ae.Code, ae.Message)
 	}
 }
+
+func TestSourcesOnlyAnswerSaysWhy(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.ollama.Close()
+	res, err := f.client().Chat.Completions.New(context.Background(), question("alpha widget"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Choices[0].Message.Content
+	if !strings.HasPrefix(got, "lore: no language model reachable") || !strings.Contains(got, "Sources:\n[1] widgets.md:") {
+		t.Errorf("content:\n%s", got)
+	}
+}
