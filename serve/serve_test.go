@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -578,4 +579,30 @@ func TestSourcesOnlyAnswerSaysWhy(t *testing.T) {
 	if !strings.HasPrefix(got, "lore: no language model reachable") || !strings.Contains(got, "Sources:\n[1] widgets.md:") {
 		t.Errorf("content:\n%s", got)
 	}
+}
+
+// TestKeepAliveWhileTheAnswerIsSlow: before the first token, a stream
+// sends SSE comments, so proxies and clients do not drop a quiet line.
+func TestKeepAliveWhileTheAnswerIsSlow(t *testing.T) {
+	f := newFixture(t, Options{KeepAlive: 5 * time.Millisecond})
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"late"}, FirstDelay: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.http.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"lore","stream":true,"messages":[{"role":"user","content":"alpha widget"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		if lines.Text() == ": keep-alive" {
+			return
+		}
+		if strings.Contains(lines.Text(), `"content":"late"`) {
+			break
+		}
+	}
+	t.Fatal("no keep-alive comment before the first token")
 }
