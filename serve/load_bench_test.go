@@ -53,10 +53,11 @@ const (
 //     requests read to `data: [DONE]`, and honours a 429's Retry-After.
 //     The promised 429s are counted; any other error fails the benchmark.
 //
-// RSS (VmRSS) is read after the warm-up and at the end of the load, and
+// RSS (VmRSS) is read after a warm-up at 64 clients and at the end of the
+// load (with the heap in use after a GC beside it), and
 // sampled every second for the peak; goroutines are counted before the
-// server starts and after it has shut down and the clients have closed
-// their connections. The benchmark runs once whatever b.N is and stops by
+// server starts, after it has shut down and the clients have closed their
+// connections, and again once the engine is closed too. The benchmark runs once whatever b.N is and stops by
 // itself; it only ever listens and dials on 127.0.0.1.
 func BenchmarkServeLoad(b *testing.B) {
 	loadFor := 30 * time.Second
@@ -72,16 +73,19 @@ func BenchmarkServeLoad(b *testing.B) {
 	fake := ollamatest.New(b)
 	fake.SetChat(ollamatest.ChatScript{Tokens: answerTokens(), FirstDelay: loadTokenGap, TokenDelay: loadTokenGap})
 	eng := loadEngine(b, fake)
+	closeEngine := sync.OnceValue(eng.Close)
+	defer closeEngine()
 
 	// 1. The stand-in directly.
 	directTr := &http.Transport{MaxIdleConnsPerHost: loadDirect}
 	direct := runClients(loadDirect, phase, func(ctx context.Context) outcome { return directChat(ctx, directTr, fake.URL) })
 	directTr.CloseIdleConnections()
+	fake.CloseClientConnections() // and the index build's
 	if direct.errors > 0 {
 		b.Fatalf("direct to the stand-in: %d errors, the first: %s", direct.errors, direct.firstErr)
 	}
 
-	goBefore := settleGoroutines(0, 2*time.Second) // the stand-in's server-side connections go too
+	goBefore := settleGoroutines(0, 2*time.Second)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -103,9 +107,14 @@ func BenchmarkServeLoad(b *testing.B) {
 			loadDirect, single.errors, single.busy, single.firstErr)
 	}
 
-	// 3. Through lore, 64 clients.
-	runtime.GC()
-	rssStart := rssMiB()
+	// 3. Through lore, 64 clients: a few seconds to reach the steady state
+	// (64 connections open, the queue full, the heap grown to its pace),
+	// then the load measured.
+	warm := runClients(loadClients, min(loadFor/6, 5*time.Second), func(ctx context.Context) outcome { return loreChat(ctx, tr, chatURL) })
+	if warm.errors > 0 {
+		b.Errorf("warm-up, %d clients: %d errors other than 429; the first: %s", loadClients, warm.errors, warm.firstErr)
+	}
+	rssStart, heapStart := rssMiB(), heapMiB()
 	peak := rssStart
 	stopSampling := make(chan struct{})
 	sampled := make(chan struct{})
@@ -127,8 +136,10 @@ func BenchmarkServeLoad(b *testing.B) {
 	wall := time.Since(started)
 	close(stopSampling)
 	<-sampled
-	runtime.GC()
-	rssEnd := rssMiB()
+	rssEnd, heapEnd := rssMiB(), heapMiB()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	goSys := float64(ms.Sys) / (1 << 20) // what Go's runtime holds from the OS, of the RSS
 	peak = max(peak, rssEnd)
 
 	// Shut down as `lore serve` does on SIGTERM, then let the clients'
@@ -145,12 +156,16 @@ func BenchmarkServeLoad(b *testing.B) {
 	}
 	tr.CloseIdleConnections()
 	goAfter := settleGoroutines(goBefore, 5*time.Second)
-	// What is left above the baseline should be the engine's kept-alive
-	// connections to the stand-in (up to MaxIdleConnsPerHost of its
-	// client, 3 goroutines each): close them from the stand-in's side and
-	// count again.
+	// What the engine still holds is the rest: its kept-alive connections
+	// to the stand-in (3 goroutines each: the client's read and write
+	// loops, the stand-in's side) and the index it opened (database/sql's
+	// connection openers). Close them, and the engine, and count again:
+	// anything above the baseline then is a leak.
 	fake.CloseClientConnections()
-	goIdleClosed := settleGoroutines(goBefore, 5*time.Second)
+	if err := closeEngine(); err != nil {
+		b.Errorf("closing the engine: %v", err)
+	}
+	goEnd := settleGoroutines(goBefore, 5*time.Second)
 
 	if load.errors > 0 {
 		b.Errorf("%d errors other than 429 under load; the first: %s", load.errors, load.firstErr)
@@ -161,9 +176,9 @@ func BenchmarkServeLoad(b *testing.B) {
 	if growth := rssEnd - rssStart; growth > loadRSSGrowth {
 		b.Errorf("RSS grew by %.1f MiB under load (%.1f to %.1f), more than %d", growth, rssStart, rssEnd, loadRSSGrowth)
 	}
-	if goIdleClosed > goBefore {
-		b.Errorf("goroutines: %d before the server, %d after it stopped (%d with the idle connections to the stand-in closed)\n%s",
-			goBefore, goAfter, goIdleClosed, goroutineDump())
+	if goEnd > goBefore {
+		b.Errorf("goroutines: %d before the server, %d after it stopped, %d with the engine closed too\n%s",
+			goBefore, goAfter, goEnd, goroutineDump())
 	}
 
 	directP50 := benchdata.Millis(direct.total, 50)
@@ -195,10 +210,13 @@ func BenchmarkServeLoad(b *testing.B) {
 		{rssEnd, "RSS-end-MiB"},
 		{peak, "RSS-peak-MiB"},
 		{rssEnd - rssStart, "RSS-growth-MiB"},
+		{heapStart, "heap-start-MiB"},
+		{heapEnd, "heap-end-MiB"},
+		{goSys, "go-sys-MiB"},
 		{float64(goBefore), "goroutines-before"},
 		{float64(goAfter), "goroutines-after"},
-		{float64(goIdleClosed), "goroutines-idle-closed"},
-		{float64(goIdleClosed - goBefore), "goroutines-left"},
+		{float64(goEnd), "goroutines-end"},
+		{float64(goEnd - goBefore), "goroutines-left"},
 	}
 	for _, x := range m {
 		b.ReportMetric(x.v, x.unit)
@@ -209,8 +227,8 @@ func BenchmarkServeLoad(b *testing.B) {
 		loadP50, benchdata.Millis(load.total, 95))
 	fmt.Printf("    serve load: whole stream p50, %d at a time: stand-in direct %.1f ms (%d streams), through lore %.1f ms (%d streams): overhead %.1f ms, %.3fx; under %d clients %.0f ms, %.2fx direct (admission queue included)\n",
 		loadDirect, directP50, len(direct.total), singleP50, len(single.total), singleP50-directP50, singleP50/directP50, loadClients, loadP50, loadP50/directP50)
-	fmt.Printf("    serve load: RSS %.1f MiB after warm-up, %.1f MiB at the end (%+.1f), peak %.1f; goroutines %d before the server, %d after it stopped, %d with the idle connections to the stand-in closed\n",
-		rssStart, rssEnd, rssEnd-rssStart, peak, goBefore, goAfter, goIdleClosed)
+	fmt.Printf("    serve load: RSS %.1f MiB after warm-up, %.1f MiB at the end (%+.1f), peak %.1f; heap in use after a GC %.1f MiB then %.1f, Go runtime's memory from the OS %.1f MiB; goroutines %d before the server, %d after it stopped, %d with the engine's idle connections and the engine closed\n",
+		rssStart, rssEnd, rssEnd-rssStart, peak, heapStart, heapEnd, goSys, goBefore, goAfter, goEnd)
 }
 
 // answerTokens is the stand-in's answer: 20 tokens citing the first source.
@@ -222,7 +240,8 @@ func answerTokens() []string {
 	return toks
 }
 
-// loadEngine is a real engine over a small index embedded by the stand-in.
+// loadEngine is a real engine over a small index embedded by the stand-in;
+// the caller closes it.
 func loadEngine(b *testing.B, fake *ollamatest.Server) *app.Engine {
 	cfg := config.Defaults()
 	cfg.DataDir = b.TempDir()
@@ -248,7 +267,6 @@ func loadEngine(b *testing.B, fake *ollamatest.Server) *app.Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { eng.Close() })
 	return eng
 }
 
@@ -438,6 +456,15 @@ func rssMiB() float64 {
 		}
 	}
 	return 0
+}
+
+// heapMiB is the heap in use after a collection: what the process still
+// holds, without the garbage RSS may include.
+func heapMiB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapInuse) / (1 << 20)
 }
 
 // settleGoroutines waits up to d for the goroutine count to fall to want
