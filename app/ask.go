@@ -9,6 +9,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/admit"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/session"
@@ -91,9 +92,12 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		return "", nil, err
 	}
 	e.release(o)
-	release := func() {}
+	// A full queue refuses the turn now (ErrBusy: HTTP 429); a place in
+	// it is waited for on the turn's goroutine, so that a server can
+	// start its answer (headers, keep-alives) while the turn waits.
+	var ticket *admit.Ticket
 	if !req.SourcesOnly {
-		if release, err = e.chat.Acquire(ctx); err != nil {
+		if ticket, err = e.chat.Enqueue(); err != nil {
 			return "", nil, err
 		}
 	}
@@ -103,7 +107,14 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	go func() {
 		defer e.turns.Done()
 		defer close(out)
-		defer release()
+		if ticket != nil {
+			release, err := ticket.Wait(ctx)
+			if err != nil {
+				agent.SendFinal(ctx, out, agent.Cancelled{Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}})
+				return
+			}
+			defer release()
+		}
 		a := &agent.Agent{
 			Config: agent.Config{Model: cfg.ChatModel, NumCtx: cfg.NumCtx, Temperature: cfg.Temperature, Mode: agent.Mode(cfg.Mode),
 				Threshold: float32(cfg.WebFallbackThreshold), Candidates: e.rr.candidates, TopK: req.K},

@@ -100,29 +100,26 @@ func TestChatAdmission(t *testing.T) {
 		t.Fatalf("%d answers streaming, want 4", got)
 	}
 
-	// The 5th and 6th wait in the queue.
-	type asked struct {
-		events <-chan agent.Event
-		err    error
-	}
-	fifth, sixth := make(chan asked, 1), make(chan asked, 1)
+	// The 5th and 6th are queued: Ask returns at once (a server can
+	// start its answer) and the turn waits for a slot on its goroutine.
 	ctx5, cancel5 := context.WithCancel(context.Background())
 	defer cancel5()
 	ctx6, cancel6 := context.WithCancel(context.Background())
 	defer cancel6()
-	go func() {
-		_, ev, err := e.Ask(ctx5, AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}, NoSave: true})
-		fifth <- asked{ev, err}
-	}()
-	waitFor(t, "the 5th to queue", func() bool { return e.Load()[ResourceChat].Waiting == 1 })
-	go func() {
-		_, ev, err := e.Ask(ctx6, AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}, NoSave: true})
-		sixth <- asked{ev, err}
-	}()
-	waitFor(t, "the 6th to queue", func() bool { return e.Load()[ResourceChat].Waiting == 2 })
+	_, fifth, err := e.Ask(ctx5, AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}, NoSave: true})
+	if err != nil {
+		t.Fatalf("5th: %v", err)
+	}
+	_, sixth, err := e.Ask(ctx6, AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}, NoSave: true})
+	if err != nil {
+		t.Fatalf("6th: %v", err)
+	}
+	if s := e.Load()[ResourceChat]; s.Waiting != 2 {
+		t.Fatalf("the 5th and 6th should wait: %+v", s)
+	}
 
 	// The 7th is refused at once, saying what is busy.
-	_, _, err := e.Ask(context.Background(), AskRequest{Turn: agent.Turn{Question: "seventh"}, NoSave: true})
+	_, _, err = e.Ask(context.Background(), AskRequest{Turn: agent.Turn{Question: "seventh"}, NoSave: true})
 	if !errors.Is(err, ErrBusy) || err.Error() != "lore is busy: 4 chat generations running and 2 waiting; try again shortly" {
 		t.Fatalf("7th: %v", err)
 	}
@@ -132,8 +129,12 @@ func TestChatAdmission(t *testing.T) {
 
 	// The 6th gives up: its place is free.
 	cancel6()
-	if a := <-sixth; !errors.Is(a.err, context.Canceled) {
-		t.Fatalf("6th after cancel: %v", a.err)
+	var last agent.Event
+	for ev := range sixth {
+		last = ev
+	}
+	if _, ok := last.(agent.Cancelled); !ok {
+		t.Fatalf("6th after cancel ended with %#v", last)
 	}
 	if s := e.Load()[ResourceChat]; s.Waiting != 1 {
 		t.Fatalf("after the 6th gave up: %+v", s)
@@ -149,12 +150,8 @@ func TestChatAdmission(t *testing.T) {
 	if _, ok := final.(agent.Cancelled); !ok {
 		t.Fatalf("the cancelled turn ended with %#v", final)
 	}
-	a := <-fifth
-	if a.err != nil {
-		t.Fatalf("5th: %v", a.err)
-	}
 	waitFor(t, "the 5th to stream", func() bool { return srv.Streaming() == 4 })
-	running[0] = streamingTurn{cancel5, a.events}
+	running[0] = streamingTurn{cancel5, fifth}
 
 	// Every generation cancelled: slots free, requests closed, nothing left.
 	for _, r := range running {

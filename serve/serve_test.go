@@ -606,3 +606,30 @@ func TestKeepAliveWhileTheAnswerIsSlow(t *testing.T) {
 	}
 	t.Fatal("no keep-alive comment before the first token")
 }
+
+// TestQueuedStreamStartsAtOnce: a request that waits for a free slot gets
+// its stream's headers and first chunk at once (then keep-alives), not
+// minutes of silence that a proxy would cut.
+func TestQueuedStreamStartsAtOnce(t *testing.T) {
+	f := newFixture(t, Options{}, func(c *config.Config) { c.ServeMaxConcurrent, c.ServeQueue = 1, 1 })
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout"}, Hang: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	firstToken(t, ctx, f.client()) // holds the only slot
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.http.URL+"/v1/chat/completions",
+		strings.NewReader(`{"model":"lore","stream":true,"messages":[{"role":"user","content":"alpha widget"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	if resp.StatusCode != 200 || !strings.Contains(line, `"role":"assistant"`) {
+		t.Fatalf("queued stream: %d %q", resp.StatusCode, line)
+	}
+	if s := f.eng.Load()["chat"]; s.Running != 1 || s.Waiting != 1 {
+		t.Errorf("the second request should be waiting for the slot: %+v", s)
+	}
+	cancel()
+	waitFor(t, "both requests end", func() bool { s := f.eng.Load()["chat"]; return s.Running == 0 && s.Waiting == 0 })
+}

@@ -58,21 +58,51 @@ func (l *Limiter) Acquire(ctx context.Context) (release func(), err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	t, err := l.Enqueue()
+	if err != nil {
+		return nil, err
+	}
+	return t.Wait(ctx)
+}
+
+// Ticket is a caller's claim: a slot already taken, or a place in the
+// queue. Enqueue and Wait split Acquire so that a server can refuse a
+// request at once yet answer the ones it queues (headers, keep-alives)
+// while they wait.
+type Ticket struct {
+	l *Limiter
+	w *waiter // nil: the slot is held already
+}
+
+// Enqueue takes a free slot or a place in the queue, or returns at once
+// with an error wrapping ErrBusy when the queue is full. The ticket must
+// be waited on (Wait), which gives the place back if its context ends.
+func (l *Limiter) Enqueue() (*Ticket, error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.running < l.limit && len(l.waiters) == 0 {
 		l.running++
-		l.mu.Unlock()
-		return l.releaser(), nil
+		return &Ticket{l: l}, nil
 	}
 	if len(l.waiters) >= l.queue {
-		running, waiting := l.running, len(l.waiters)
-		l.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d %s running and %d waiting; try again shortly", ErrBusy, running, l.what, waiting)
+		return nil, fmt.Errorf("%w: %d %s running and %d waiting; try again shortly", ErrBusy, l.running, l.what, len(l.waiters))
 	}
 	w := &waiter{ready: make(chan struct{})}
 	l.waiters = append(l.waiters, w)
-	l.mu.Unlock()
+	return &Ticket{l: l, w: w}, nil
+}
 
+// Wait waits for the ticket's slot. When ctx ends first it gives the
+// place (or the slot) back and returns ctx's error.
+func (t *Ticket) Wait(ctx context.Context) (release func(), err error) {
+	l, w := t.l, t.w
+	if w == nil {
+		if err := ctx.Err(); err != nil {
+			l.release()
+			return nil, err
+		}
+		return l.releaser(), nil
+	}
 	select {
 	case <-w.ready:
 		return l.releaser(), nil
