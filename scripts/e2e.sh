@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end tests of lore against a real Ollama server on loopback, with a
 # tiny generated model (no model downloads): indexing with real embeddings, hybrid
-# search, ask, sessions, lore doctor, a missing model, a stopped server, a server killed
-# mid-answer, Ctrl+C mid-answer, incremental re-indexing, and the offline
-# guarantee inside a network namespace. Every server is started in its own
-# process group and stopped by it, so nothing is left running.
+# search, ask, sessions, lore doctor, lore serve asked by the official openai
+# npm package, a missing model, a stopped server, a server killed mid-answer,
+# Ctrl+C mid-answer, incremental re-indexing, and the offline guarantee
+# inside a network namespace. Every server is started in its own process
+# group and stopped by it, so nothing is left running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o bin/lore ./cmd/lore
 lore=$PWD/bin/lore
 
 work=$(mktemp -d)
+serve_pid=""
 cleanup() {
+  [[ -z $serve_pid ]] || { kill -TERM "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; } || true
   stop_server TERM
   if [[ -n ${E2E_KEEP:-} ]]; then echo "e2e: kept $work"; else rm -rf "$work"; fi
 }
@@ -181,6 +184,9 @@ check "the server answers the next question (exit $code)" jq_ok "$work/after.jso
 
 # --- the chat, in tmux --------------------------------------------------------
 source scripts/e2e-chat.sh
+
+# --- lore serve, asked by the official openai npm package ----------------------
+source scripts/e2e-serve.sh
 
 # --- missing model, server killed mid-answer, server stopped -----------------
 run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "$question"
