@@ -633,3 +633,55 @@ func TestQueuedStreamStartsAtOnce(t *testing.T) {
 	cancel()
 	waitFor(t, "both requests end", func() bool { s := f.eng.Load()["chat"]; return s.Running == 0 && s.Waiting == 0 })
 }
+
+// TestBrowserAttacksAreRefused: without a token lore serve answers only
+// requests addressed to this machine (a rebound DNS name is refused), and
+// no request from a web page of another origin, even one that needs no
+// preflight (a text/plain POST).
+func TestBrowserAttacksAreRefused(t *testing.T) {
+	f := newFixture(t, Options{CORSOrigins: []string{"https://chat.example"}})
+	do := func(host, origin, ctype string) int {
+		req, _ := http.NewRequest("POST", f.http.URL+"/v1/search", strings.NewReader(`{"query":"alpha widget"}`))
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		req.Header.Set("Content-Type", ctype)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		host, origin, ctype string
+		want                int
+	}{
+		{"", "", "application/json", 200},
+		{"localhost:8765", "", "application/json", 200},
+		{"[::1]:8765", "", "application/json", 200},
+		{"rebind.attacker.example:8765", "", "application/json", 403},
+		{"", "https://attacker.example", "text/plain", 403},
+		{"", "https://chat.example", "application/json", 200},
+	} {
+		if got := do(tc.host, tc.origin, tc.ctype); got != tc.want {
+			t.Errorf("Host %q Origin %q: %d, want %d", tc.host, tc.origin, got, tc.want)
+		}
+	}
+	// With a token the token is the guard: any Host name, lower-case scheme.
+	g := newFixture(t, Options{Token: testToken})
+	req, _ := http.NewRequest("GET", g.http.URL+"/v1/models", nil)
+	req.Host = "lore.team.example"
+	req.Header.Set("Authorization", "bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a team name with the token (scheme in lower case): %d", resp.StatusCode)
+	}
+}

@@ -154,6 +154,14 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 			s.opt.Log.Info("request", attrs...)
 		}()
 		switch {
+		case !s.hostAllowed(r.Host):
+			writeError(rec, http.StatusForbidden, wire.InvalidRequest, "host_not_allowed",
+				"Host "+r.Host+" is not this machine: without a token lore serve answers only localhost, 127.0.0.1 and [::1] (set serve-token to serve other names)")
+			return
+		case r.Header.Get("Origin") != "" && !slices.Contains(s.opt.CORSOrigins, r.Header.Get("Origin")):
+			writeError(rec, http.StatusForbidden, wire.InvalidRequest, "origin_not_allowed",
+				"requests from web pages on "+r.Header.Get("Origin")+" are refused: add the origin to serve-cors-origins")
+			return
 		case private && !s.authorized(r):
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
 			writeError(rec, http.StatusUnauthorized, wire.Authentication, "invalid_api_key",
@@ -173,12 +181,32 @@ func (s *Server) authorized(r *http.Request) bool {
 	if s.opt.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
 	return subtle.ConstantTimeCompare(sum[:], s.token[:]) == 1
+}
+
+// hostAllowed guards a server without a token against DNS rebinding: a
+// web page whose name an attacker points at 127.0.0.1 would otherwise be
+// same-origin with lore and read every indexed document. Without a token
+// (loopback only) the Host must name this machine; with one, the token is
+// the guard.
+func (s *Server) hostAllowed(host string) bool {
+	if s.opt.Token != "" {
+		return true
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // cors answers the browser origins configured, and only those: a page on

@@ -88,7 +88,9 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 	if cfg.ServeToken != "" {
 		auth = "token required"
 	}
-	log.Info("listening", "addr", "http://"+ln.Addr().String(), "index", cfg.Index, "mode", cfg.Mode, "auth", auth)
+	// The models name the mode (lore offline, lore-online), so the mode
+	// setting plays no part here.
+	log.Info("listening", "addr", "http://"+ln.Addr().String(), "index", cfg.Index, "auth", auth)
 
 	select {
 	case err := <-done:
