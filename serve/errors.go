@@ -4,14 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/wire"
 )
 
+// jsonWriteTimeout bounds the write of a whole JSON reply: a client that
+// never reads it does not hold the connection for ever. It starts when the
+// reply is ready, not with the request, so a slow answer is not cut.
+const jsonWriteTimeout = time.Minute
+
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(jsonWriteTimeout))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
