@@ -188,6 +188,16 @@ source scripts/e2e-chat.sh
 # --- lore serve, asked by the official openai npm package ----------------------
 source scripts/e2e-serve.sh
 
+# --- lore mcp: the official TypeScript MCP SDK over stdio and HTTP ----------
+[[ -d .cache/npm/node_modules/@modelcontextprotocol/sdk ]] ||
+  npm install --prefix .cache/npm @modelcontextprotocol/sdk@1 --no-audit --no-fund >/dev/null ||
+  echo "e2e: could not install @modelcontextprotocol/sdk (its checks will fail)"
+set +e; timeout 600 node scripts/e2e-mcp.mjs "$lore" >"$work/mcp.results" 2>&1; mcp_exit=$?; set -e
+cat "$work/mcp.results"
+pass=$((pass + $(grep -c '^ok' "$work/mcp.results" || true)))
+fail=$((fail + $(grep -c '^FAIL' "$work/mcp.results" || true)))
+[[ $mcp_exit -eq 0 || $(grep -c '^FAIL' "$work/mcp.results") -gt 0 ]] || { echo "FAIL scripts/e2e-mcp.mjs died (exit $mcp_exit)"; fail=$((fail + 1)); }
+
 # --- missing model, server killed mid-answer, server stopped -----------------
 run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "$question"
 check "a missing model gives the passages (exit 4) and says how to pull it (got $code)" test "$code" = 4 -a -n "$(grep -l 'ollama pull no-such-model' "$work/err")"

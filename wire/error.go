@@ -65,6 +65,8 @@ func ErrorFrom(err error) Error {
 	switch {
 	case errors.Is(err, index.ErrNoIndex):
 		t, code = NotFound, "index_not_found"
+	case errors.Is(err, index.ErrNotIndexed):
+		t, code = NotFound, "not_indexed"
 	case errors.Is(err, session.ErrNotFound):
 		t, code = NotFound, "session_not_found"
 	case errors.Is(err, index.ErrCorrupt):

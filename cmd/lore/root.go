@@ -225,7 +225,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.String("ollama-host", "", "Ollama address (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
-	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams), newServeCmd(g, streams),
+	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams),
 		newModelsCmd(g, streams), newVersionCmd(streams), newChatCmd(g, streams), newEvalCmd(g, streams), newDoctorCmd(g, streams))
 	registerCompletions(root, g, streams)
 	for _, c := range root.Commands() {

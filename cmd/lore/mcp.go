@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/mcpserve"
+	"github.com/lore-cli/lore/wire"
+)
+
+type mcpOptions struct {
+	http       string // listen address; "" serves on stdin and stdout
+	allowWrite bool
+	online     bool
+}
+
+func newMCPCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &mcpOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve indexes and answers to coding agents (Model Context Protocol)",
+		Long: `Serve lore to MCP clients (Claude Code, Crush, editors): tools to search the
+indexes, read passages, ask for cited answers and see what is indexed; every
+indexed document is a resource lore://INDEX/PATH.
+
+Tools: search, ask, get_passage, list_indexes, index_status, and index_paths
+with --allow-write. ask answers offline; with --online a call may ask for web
+search (online: true).
+
+By default it speaks MCP on stdin and stdout (the client starts it); its log
+goes to lore's log file. --http ADDR serves streamable HTTP at /mcp instead:
+off loopback a token is required (serve-token or LORE_SERVE_TOKEN), and every
+request then needs "Authorization: Bearer TOKEN".`,
+		Example: `  claude mcp add lore -- lore mcp
+  lore mcp --http 127.0.0.1:8766         # http://127.0.0.1:8766/mcp
+  lore mcp --index work --allow-write    # another default index; agents may index`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			return runMCP(cmd.Context(), cfg, opts, streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.http, "http", "", "serve streamable HTTP on host:port (endpoint /mcp) instead of stdio")
+	f.BoolVar(&opts.allowWrite, "allow-write", false, "add the index_paths tool: clients may build and refresh indexes")
+	f.BoolVar(&opts.online, "online", false, "let ask search the web when a call asks for it (online: true)")
+	return cmd
+}
+
+func runMCP(ctx context.Context, cfg config.Config, opts *mcpOptions, streams *ioStreams) error {
+	if opts.http != "" {
+		if err := checkExposure(opts.http, cfg.ServeToken); err != nil {
+			return usageError{err}
+		}
+	}
+	// A user whose configured mode is online has said the web may be
+	// searched; each call still asks for it (online: true).
+	online := opts.online || cfg.Mode == "online"
+	eng, err := app.Open(app.Options{Config: cfg, Dial: dialer()})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	srv := mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default()})
+	if opts.http == "" {
+		return serveStdio(ctx, srv, streams)
+	}
+	return serveMCPHTTP(ctx, srv, opts.http, cfg, streams)
+}
+
+// serveStdio speaks MCP on the command's stdin and stdout until the client
+// closes stdin. stdout carries the protocol and nothing else: lore's own
+// os.Stdout is pointed at stderr meanwhile, so that a stray print in any
+// package could not corrupt the stream.
+func serveStdio(ctx context.Context, srv *mcp.Server, streams *ioStreams) error {
+	out := streams.Out
+	if f, ok := out.(*os.File); ok && f == os.Stdout {
+		os.Stdout = os.Stderr
+		defer func() { os.Stdout = f }()
+	}
+	slog.Info("mcp: serving on stdio")
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{out}})
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil // the client closed the session, or lore was told to stop
+	}
+	return fmt.Errorf("mcp: %w", err)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveMCPHTTP serves streamable HTTP at /mcp until ctx ends.
+func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cfg config.Config, streams *ioStreams) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp: %w: is another server on that port? choose another with --http", err)
+	}
+	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
+	hs := &http.Server{
+		Handler:           mcpHandler(srv, cfg.ServeToken, slog.Default()),
+		ReadHeaderTimeout: 10 * time.Second,
+		// No WriteTimeout: an ask streams its progress for as long as it
+		// runs. Idle connections and sessions are bounded instead.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	auth := "no token: loopback only"
+	if cfg.ServeToken != "" {
+		auth = "token required"
+	}
+	log.Info("listening", "addr", "http://"+ln.Addr().String()+"/mcp", "index", cfg.Index, "auth", auth)
+	select {
+	case err := <-done:
+		return fmt.Errorf("mcp: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout())
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// mcpHandler is the MCP endpoint behind the token (when set) and the
+// browser protections: the SDK's own refuses a request that reached a
+// loopback address with a Host that is not (DNS rebinding), and Go's
+// cross-origin protection refuses a browser's cross-site POST.
+func mcpHandler(srv *mcp.Server, token string, log *slog.Logger) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: 30 * time.Minute, MaxRequestBodyBytes: 4 << 20})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
+	sum := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			// Digests keep the comparison constant-time whatever the
+			// length of what a client sends.
+			g := sha256.Sum256([]byte(strings.TrimSpace(got)))
+			if !ok || subtle.ConstantTimeCompare(g[:], sum[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				writeJSON(w, wire.NewError(wire.Authentication, "invalid_api_key",
+					"this lore mcp server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)"))
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}

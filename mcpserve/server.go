@@ -1,0 +1,108 @@
+// Package mcpserve is lore as a Model Context Protocol server, for coding
+// agents: its indexes and answers as tools (search, ask, get_passage,
+// list_indexes, index_status and, when allowed, index_paths) and every
+// indexed document as a resource lore://INDEX/PATH. It is an adapter over
+// the engine, as package serve is over HTTP: each tool decodes, calls the
+// engine and encodes package wire's shapes. The official Go SDK derives
+// the tools' schemas from the typed In and Out structs and validates both.
+package mcpserve
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/index"
+)
+
+// Engine is what the MCP server asks of lore's engine (app.Engine).
+type Engine interface {
+	Search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error)
+	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
+	ListIndexes(ctx context.Context) ([]index.Info, error)
+	IndexStatus(ctx context.Context, name string) (index.Status, error)
+	Passage(ctx context.Context, req app.PassageRequest) (index.Passage, error)
+	Documents(ctx context.Context, name string) ([]index.File, error)
+	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
+	DefaultIndex() string
+}
+
+// Options configure the server.
+type Options struct {
+	// Version is lore's, as the server introduces itself.
+	Version string
+	// AllowWrite registers index_paths: a client may then build and
+	// refresh indexes (it writes to lore's data folder and reads any
+	// folder it names).
+	AllowWrite bool
+	// AllowOnline lets ask search the web when a call asks for it
+	// (online: true). Without it such a call is refused and ask never
+	// builds a web client.
+	AllowOnline bool
+	// Log gets one line per tool call.
+	Log *slog.Logger
+}
+
+// maxK bounds a search's k, as lore serve does.
+const maxK = 100
+
+// maxPassageLines caps what one get_passage returns: a model's context
+// is better spent on the lines it asked about.
+const maxPassageLines = 1000
+
+// New returns the MCP server over eng, its tools and resources registered.
+func New(eng Engine, opt Options) *mcp.Server {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Version == "" {
+		opt.Version = "dev"
+	}
+	h := &handlers{eng: eng, opt: opt}
+	s := mcp.NewServer(&mcp.Implementation{Name: "lore", Title: "lore: answers from your own documents", Version: opt.Version},
+		&mcp.ServerOptions{
+			Instructions: instructions,
+			Logger:       opt.Log,
+			// No logging capability: lore's log is its own file, and a
+			// client's log level has nothing to set.
+			Capabilities: &mcp.ServerCapabilities{},
+		})
+	h.addTools(s)
+	h.addResources(s)
+	return s
+}
+
+const instructions = `lore searches and answers from the user's own indexed documents (notes, docs, code), offline.
+Use search to find passages (path:lines, with their text), get_passage to read more lines around one, ask for a
+written answer with [n] citations, list_indexes and index_status to see what is indexed. Cite passages by path:lines.`
+
+// readOnly are the annotations of a tool that changes nothing and talks
+// to nothing outside the machine.
+func readOnly(title string) *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
+}
+
+// inputSchema is the schema the SDK would derive from T, with the bounds
+// that struct tags cannot say set by tune: the SDK then refuses an
+// argument out of them before the handler runs.
+func inputSchema[T any](tune func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err) // the types are this package's own: a test catches it
+	}
+	if tune != nil {
+		tune(s.Properties)
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// oneLine is s on one line, for a list.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
