@@ -266,35 +266,17 @@ func (h *handlers) ask(ctx context.Context, req *mcp.CallToolRequest, in AskIn) 
 }
 
 // answerText is the answer as every client shows it, as lore serve writes
-// it: the text with its [n] markers, then a "Sources:" list of the cited
-// sources (all of them when none is cited).
+// it (wire.Answer.Text), after the notes of how it ran.
 func answerText(a wire.Answer, notes []string) string {
-	var b strings.Builder
+	var lead strings.Builder
 	for _, n := range notes {
-		fmt.Fprintf(&b, "(%s)\n\n", n)
+		fmt.Fprintf(&lead, "(%s)\n\n", n)
 	}
-	switch {
-	case a.Route == string(agent.RouteSourcesOnly):
-		b.WriteString("No answer was written (no model is running): the passages that best match the question are listed below; get_passage reads them.")
-	default:
-		b.WriteString(strings.TrimRight(a.Answer, " \n"))
+	if a.Route == string(agent.RouteSourcesOnly) {
+		lead.WriteString("No answer was written (no model is running): the passages that best match the question are listed below; get_passage reads them.")
 	}
-	var cited []wire.Source
-	for _, s := range a.Sources {
-		if s.Cited {
-			cited = append(cited, s)
-		}
-	}
-	if len(cited) == 0 {
-		cited = a.Sources
-	}
-	if len(cited) > 0 {
-		b.WriteString("\n\nSources:")
-		for _, s := range cited {
-			b.WriteString("\n" + s.Citation())
-		}
-	}
-	return b.String()
+	text, _ := a.Text(lead.String())
+	return text
 }
 
 // progress reports an ask's stages, and its tokens every so often, to a

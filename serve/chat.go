@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
@@ -177,58 +176,48 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 	}
 }
 
-// render is the answer as every client shows it: the text with its [n]
-// markers, then a "Sources:" list, and a url_citation for each cited
-// source spanning its line of the list.
+// render is the answer as every client shows it (wire.Answer.Text: the
+// text with its [n] markers, then a "Sources:" list) and a url_citation
+// for each cited source spanning its line of the list.
 func render(res agent.Result) (string, []annotation) {
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(res.Answer, " \n"))
-	if b.Len() == 0 && res.Notice != "" {
+	lead := ""
+	if strings.TrimSpace(res.Answer) == "" && res.Notice != "" {
 		// No answer was written (Ollama unreachable: sources only): a
 		// client that shows only the text must still learn why.
-		b.WriteString("lore: " + res.Notice + ".")
+		lead = "lore: " + res.Notice + "."
 	}
-	listed := listedSources(res)
-	if len(listed) == 0 {
-		return b.String(), []annotation{}
-	}
-	b.WriteString("\n\nSources:")
+	text, spans := wire.NewAnswer(res, "").Text(lead)
 	notes := []annotation{}
-	for _, src := range listed {
-		b.WriteString("\n")
-		start := utf8.RuneCountInString(b.String())
-		b.WriteString(wire.NewSource(src).Citation())
-		if src.Cited {
+	for _, sp := range spans {
+		if sp.Source.Cited {
 			notes = append(notes, annotation{Type: "url_citation", URLCitation: urlCitation{
-				URL: sourceURL(src), Title: src.Label(), StartIndex: start, EndIndex: utf8.RuneCountInString(b.String()),
+				URL: sourceURL(sp.Source), Title: strings.TrimPrefix(sp.Source.Citation(), fmt.Sprintf("[%d] ", sp.Source.N)),
+				StartIndex: sp.Start, EndIndex: sp.End,
 			}})
 		}
 	}
-	return b.String(), notes
+	return text, notes
 }
 
-// listedSources are the sources the answer cites, or, when it cites none
-// (not in the documents, sources only), all it was given.
-func listedSources(res agent.Result) []agent.Source {
-	var cited []agent.Source
-	for _, s := range res.Sources {
-		if s.Cited {
-			cited = append(cited, s)
-		}
+// sourceURL is a web source's URL or a document's file:// URL with its
+// lines.
+func sourceURL(s wire.Source) string {
+	if s.URL != nil {
+		return *s.URL
 	}
-	if len(cited) > 0 {
-		return cited
+	var root, path string
+	if s.Source != nil {
+		root = *s.Source
 	}
-	return res.Sources
-}
-
-// sourceURL is a web source's URL or a document's file:// URL.
-func sourceURL(s agent.Source) string {
-	if s.URL != "" {
-		return s.URL
+	if s.Path != nil {
+		path = *s.Path
 	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.Root, s.Path))}
-	return u.String() + fmt.Sprintf("#L%d-L%d", s.Start, s.End)
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(root, path))}
+	start, end := 0, 0
+	if s.StartLine != nil && s.EndLine != nil {
+		start, end = *s.StartLine, *s.EndLine
+	}
+	return u.String() + fmt.Sprintf("#L%d-L%d", start, end)
 }
 
 // extension is the lore object beside OpenAI's fields: the route, the

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/lore-cli/lore/agent"
 )
@@ -104,4 +106,43 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// Span is where one source's line of a "Sources:" list sits in an
+// answer's text, in Unicode code points (as OpenAI's annotation indexes
+// count).
+type Span struct {
+	Source     Source
+	Start, End int
+}
+
+// Text is the answer as a client that shows only text reads it, the same
+// from lore serve and lore mcp: lead (why no answer was written, notes;
+// "" for none), the answer with its [n] markers, then a "Sources:" list
+// of the cited sources, or all of them when none is cited (not in the
+// documents, sources only). spans locates each line of the list.
+func (a Answer) Text(lead string) (text string, spans []Span) {
+	var b strings.Builder
+	b.WriteString(lead)
+	b.WriteString(strings.TrimRight(a.Answer, " \n"))
+	var listed []Source
+	for _, s := range a.Sources {
+		if s.Cited {
+			listed = append(listed, s)
+		}
+	}
+	if len(listed) == 0 {
+		listed = a.Sources
+	}
+	if len(listed) == 0 {
+		return b.String(), nil
+	}
+	b.WriteString("\n\nSources:")
+	for _, s := range listed {
+		b.WriteString("\n")
+		start := utf8.RuneCountInString(b.String())
+		b.WriteString(s.Citation())
+		spans = append(spans, Span{Source: s, Start: start, End: utf8.RuneCountInString(b.String())})
+	}
+	return b.String(), spans
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +17,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/mcpserve"
+	"github.com/lore-cli/lore/serve"
 	"github.com/lore-cli/lore/wire"
 )
 
@@ -154,21 +152,15 @@ func mcpHandler(srv *mcp.Server, token string, log *slog.Logger) http.Handler {
 		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: 30 * time.Minute, MaxRequestBodyBytes: 4 << 20})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
-	sum := sha256.Sum256([]byte(token))
+	authorized := serve.TokenCheck(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			// Digests keep the comparison constant-time whatever the
-			// length of what a client sends.
-			g := sha256.Sum256([]byte(strings.TrimSpace(got)))
-			if !ok || subtle.ConstantTimeCompare(g[:], sum[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnauthorized)
-				writeJSON(w, wire.NewError(wire.Authentication, "invalid_api_key",
-					"this lore mcp server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)"))
-				return
-			}
+		if !authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			writeJSON(w, wire.NewError(wire.Authentication, "invalid_api_key",
+				"this lore mcp server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)"))
+			return
 		}
 		mux.ServeHTTP(w, r)
 	})
