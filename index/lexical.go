@@ -649,10 +649,11 @@ func coverage(words [][]*bm25.List, id int64) float64 {
 	return float64(held) / float64(len(words))
 }
 
-// proximityDepth is how many of BM25F's best are re-ranked: 20, 50, 100
-// and 200 measured the same on both public sets, and each costs a chunk
-// text read and scanned.
-const proximityDepth = 20
+// proximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
+// 100 and 200 measured the same on both public sets and the bundled
+// sample, and each costs a chunk text read and scanned: at 20 the
+// re-ranking was two thirds of a keyword search's time at 100k chunks.
+const proximityDepth = 10
 
 // proximityWeight is what a window's idf mass adds to a BM25F score.
 // Measured flat from 0.25 to 1 on both public sets (within two questions
