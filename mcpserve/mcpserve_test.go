@@ -245,9 +245,17 @@ func TestAsk(t *testing.T) {
 	if n, _ := f.eng.ListSessions(context.Background()); len(n) != 0 {
 		t.Errorf("sessions saved: %d", len(n))
 	}
-	f.mu.Lock()
-	progress := strings.Join(f.progress, ",")
-	f.mu.Unlock()
+	// The client handles notifications on goroutines of its own: the
+	// last may land just after the result.
+	var progress string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		f.mu.Lock()
+		progress = strings.Join(f.progress, ",")
+		f.mu.Unlock()
+		if strings.Contains(progress, "retrieve") && strings.Contains(progress, "generate") {
+			break
+		}
+	}
 	if !strings.Contains(progress, "retrieve") || !strings.Contains(progress, "generate") {
 		t.Errorf("progress: %s", progress)
 	}
