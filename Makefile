@@ -19,7 +19,7 @@ ORT_VERSION := 1.23.2
 ORT_LIB     := .cache/ort/libonnxruntime.so.1
 export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama e2e
+.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama weaviate e2e
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -75,6 +75,11 @@ $(ORT_LIB):
 # A real Ollama server built from source, for end-to-end tests (cached).
 ollama:
 	scripts/build-ollama.sh .cache/ollama/bin
+
+# A real Weaviate server built from its Go module, groundwork for the
+# Weaviate cluster backend (issue 27; cached). Not part of test or e2e.
+weaviate:
+	scripts/build-weaviate.sh .cache/weaviate/bin
 
 # lore against a real Ollama server on loopback with a generated model.
 e2e:
