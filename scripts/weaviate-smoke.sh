@@ -4,7 +4,7 @@
 # with replication factor NODES, inserts objects with vectors, runs a hybrid
 # and a BM25 query, kills the Raft leader with SIGKILL and reads again, starts
 # it again and waits for it to rejoin, then stops everything. Prints what
-# docs/weaviate-notes.md records. Not part of make test, make e2e or .ci/run.
+# scripts/weaviate-notes.md records. Not part of make test, make e2e or .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nodes=${1:-3}
