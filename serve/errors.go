@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/wire"
 )
@@ -59,11 +58,8 @@ func failOn(w http.ResponseWriter, ix string, err error) {
 // classify is err as wire's Error and the HTTP status to answer it with.
 func classify(err error) (wire.Error, int) {
 	e := wire.ErrorFrom(err)
-	switch {
-	case errors.Is(err, app.ErrBusy):
-		e.Error.Type, e.Error.Code = wire.RateLimit, "busy"
-	case errors.Is(err, index.ErrCorrupt), errors.Is(err, index.ErrOldFormat), errors.Is(err, index.ErrLocked):
-		return e, http.StatusServiceUnavailable
+	if errors.Is(err, index.ErrCorrupt) || errors.Is(err, index.ErrOldFormat) || errors.Is(err, index.ErrLocked) {
+		return e, http.StatusServiceUnavailable // the index cannot be used now: not the client's fault
 	}
 	return e, e.Error.Type.HTTPStatus()
 }

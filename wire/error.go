@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/session"
 )
@@ -63,6 +64,8 @@ func NewError(t ErrorType, code, message string) Error {
 func ErrorFrom(err error) Error {
 	t, code := ServerError, "internal"
 	switch {
+	case errors.Is(err, app.ErrBusy):
+		t, code = RateLimit, "busy"
 	case errors.Is(err, index.ErrNoIndex):
 		t, code = NotFound, "index_not_found"
 	case errors.Is(err, index.ErrNotIndexed):

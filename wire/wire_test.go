@@ -191,6 +191,7 @@ func TestErrorFrom(t *testing.T) {
 		{&index.DamagedError{Index: "go", Reason: "malformed"}, ServerError, "index_damaged", http.StatusInternalServerError},
 		{fmt.Errorf("embed: %w", context.DeadlineExceeded), ServerError, "timeout", http.StatusInternalServerError},
 		{context.Canceled, ServerError, "cancelled", http.StatusInternalServerError},
+		{fmt.Errorf("chat: %w", app.ErrBusy), RateLimit, "busy", http.StatusTooManyRequests},
 		{errors.New("boom"), ServerError, "internal", http.StatusInternalServerError},
 	} {
 		e := ErrorFrom(c.err)
