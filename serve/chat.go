@@ -22,6 +22,7 @@ import (
 // is the question, the messages before it the conversation it continues.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
+	// r.Body is capped by route (serve-max-body): past it, 413.
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		bodyError(w, err)
 		return

@@ -27,6 +27,7 @@ type searchRequest struct {
 // search answers POST /v1/search in the shape of `lore search --json`.
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	var req searchRequest
+	// r.Body is capped by route (serve-max-body): past it, 413.
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		bodyError(w, err)
 		return
