@@ -463,7 +463,7 @@ type job struct {
 func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]bool) ([]job, []int64, error) {
 	var jobs []job
 	var removed []int64
-	var walkSkips []fileUpdate
+	var walkSkips []FileUpdate
 	_, pdfErr := exec.LookPath("pdftotext")
 	b.pdfTool = pdfErr == nil
 	for _, w := range walkSources(sources) {
@@ -488,7 +488,7 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 			prev, known := docs[e.Rel]
 			if e.Reason != "" {
 				if !known || prev.Reason != e.Reason {
-					walkSkips = append(walkSkips, fileUpdate{SourceID: src.ID, Path: e.Rel, Status: statusSkipped, Reason: e.Reason, Chunker: b.sig})
+					walkSkips = append(walkSkips, FileUpdate{SourceID: src.ID, Path: e.Rel, Status: statusSkipped, Reason: e.Reason, Chunker: b.sig})
 				}
 				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
@@ -551,7 +551,7 @@ const (
 // result is a job done by a worker.
 type result struct {
 	root string // the source's root, for messages
-	up   fileUpdate
+	up   FileUpdate
 	same bool // content unchanged: only the stat info is refreshed
 	warn string
 }
@@ -622,7 +622,7 @@ func (b *builder) writeKeywords(ctx context.Context) error {
 
 // load reads, checks and chunks one file.
 func (b *builder) load(ctx context.Context, j job) result {
-	up := fileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: statusIndexed, Chunker: b.sig}
+	up := FileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: statusIndexed, Chunker: b.sig}
 	skip := func(reason string) result {
 		up.Status, up.Reason = statusSkipped, reason
 		return result{root: j.src.Root, up: up}
@@ -765,7 +765,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	}
 	// Unchanged content needs only its stat info refreshed: write those
 	// rows without touching their chunks.
-	var full, statOnly []fileUpdate
+	var full, statOnly []FileUpdate
 	for _, r := range group {
 		if r.same {
 			statOnly = append(statOnly, r.up)

@@ -27,12 +27,7 @@ type ChunkOptions struct {
 func (o ChunkOptions) minSize() int { return o.Size / 2 }
 
 // A piece is a chunk of one document before it is stored.
-type piece struct {
-	Start, End int
-	Heading    string
-	Kind       string
-	Text       string
-}
+type piece = Chunk
 
 // chunkDocument cuts loaded blocks into pieces of at most opt.Size bytes
 // (a lone oversized line is the only exception). Prose documents are cut at

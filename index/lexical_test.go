@@ -229,10 +229,10 @@ func TestInterruptedBuildCatchesUpKeywords(t *testing.T) {
 	}
 	var srcID int64
 	st.db.QueryRow(`SELECT id FROM sources`).Scan(&srcID)
-	f := fileUpdate{SourceID: srcID, Path: "late.md", Hash: "x", Status: statusIndexed,
+	f := FileUpdate{SourceID: srcID, Path: "late.md", Hash: "x", Status: statusIndexed,
 		Pieces: []piece{{Start: 1, End: 1, Heading: "Late", Kind: "prose", Text: "zeppelin maintenance"}}}
 	f.analyze()
-	if _, err := st.writeFiles(context.Background(), []fileUpdate{f}); err != nil {
+	if _, err := st.writeFiles(context.Background(), []FileUpdate{f}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

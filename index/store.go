@@ -144,10 +144,7 @@ func (s *store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 // source is a remembered root folder.
-type source struct {
-	ID   int64
-	Root string
-}
+type source = Source
 
 func (s *store) sources(ctx context.Context) ([]source, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, root FROM sources ORDER BY id`)
@@ -177,16 +174,7 @@ func (s *store) addSource(ctx context.Context, root string) (source, error) {
 }
 
 // docRow is what the index knows of a file from the last run.
-type docRow struct {
-	ID        int64
-	Size      int64
-	MTimeNS   int64
-	Hash      string
-	Status    string
-	Reason    string
-	Chunker   string
-	IndexedAt int64 // unix nanoseconds
-}
+type docRow = DocState
 
 func (s *store) documents(ctx context.Context, sourceID int64) (map[string]docRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, path, size, mtime_ns, hash, status, reason, chunker, indexed_at FROM documents WHERE source_id = ?`, sourceID)
@@ -259,9 +247,9 @@ func (s *store) putVectors(ctx context.Context, hashes []string, vecs [][]float3
 	return ids, err
 }
 
-// fileUpdate is the new state of one document, written in one transaction
+// FileUpdate is the new state of one document, written in one transaction
 // with others.
-type fileUpdate struct {
+type FileUpdate struct {
 	SourceID int64
 	Path     string
 	Size     int64
@@ -270,15 +258,15 @@ type fileUpdate struct {
 	Status   string
 	Reason   string
 	Chunker  string
-	Pieces   []piece
-	Lex      []bm25.Doc // Pieces analysed for the keyword index, when done already
+	Pieces   []Chunk
+	lex      []bm25.Doc // Pieces analysed for the keyword index, when done already
 }
 
 // writeFiles replaces the chunks of each file. Readers see a file either
 // before or after, never half-written. The replaced chunks leave the
 // keyword index in the same transaction; the new ones are returned, for
 // the caller to write as a segment with others (writeKeywords).
-func (s *store) writeFiles(ctx context.Context, files []fileUpdate) ([]lexDoc, error) {
+func (s *store) writeFiles(ctx context.Context, files []FileUpdate) ([]lexDoc, error) {
 	now := time.Now().UnixNano()
 	var added []lexDoc
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -334,19 +322,19 @@ func (s *store) writeFiles(ctx context.Context, files []fileUpdate) ([]lexDoc, e
 
 // lexDoc is piece i analysed for the keyword index: by the loader that
 // chunked it when it could (on a worker, beside the others), else here.
-func (f *fileUpdate) lexDoc(i int) bm25.Doc {
-	if i < len(f.Lex) {
-		return f.Lex[i]
+func (f *FileUpdate) lexDoc(i int) bm25.Doc {
+	if i < len(f.lex) {
+		return f.lex[i]
 	}
 	p := f.Pieces[i]
 	return bm25.Analyze(bm25.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
 }
 
-// analyze fills f.Lex.
-func (f *fileUpdate) analyze() {
-	f.Lex = make([]bm25.Doc, len(f.Pieces))
+// analyze fills f.lex.
+func (f *FileUpdate) analyze() {
+	f.lex = make([]bm25.Doc, len(f.Pieces))
 	for i, p := range f.Pieces {
-		f.Lex[i] = bm25.Analyze(bm25.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
+		f.lex[i] = bm25.Analyze(bm25.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
 	}
 }
 
@@ -394,7 +382,7 @@ func decodeVector(b []byte) []float32 {
 }
 
 // touchFiles refreshes the stat info of documents whose content did not change.
-func (s *store) touchFiles(ctx context.Context, files []fileUpdate) error {
+func (s *store) touchFiles(ctx context.Context, files []FileUpdate) error {
 	if len(files) == 0 {
 		return nil
 	}
