@@ -44,6 +44,8 @@ type Options struct {
 	// Dial is the one dial function every network client uses; the offline
 	// guarantee is tested on it. nil dials directly.
 	Dial ollama.DialFunc
+	// Store is where the indexes live; nil opens the one Config names.
+	Store index.Store
 }
 
 // Engine answers and searches. It is safe for concurrent use.
@@ -55,8 +57,9 @@ type Engine struct {
 
 	// cfg is the configuration the engine opened with: the defaults of
 	// every request. It never changes.
-	cfg  config.Config
-	pool *pool
+	cfg   config.Config
+	store index.Store
+	pool  *pool
 	// Admission of the shared resources (see Load).
 	rerank, embed, chat *admit.Limiter
 
@@ -99,7 +102,12 @@ func Open(opt Options) (*Engine, error) {
 		rerank: admit.New("reranker passes", 1, cfg.ServeMaxConcurrent+cfg.ServeQueue),
 		embed:  admit.New("query embeddings", cfg.ServeMaxConcurrent, cfg.ServeQueue),
 		chat:   admit.New("chat generations", cfg.ServeMaxConcurrent, cfg.ServeQueue)}
-	e.pool = newPool(max(cfg.MaxOpenIndexes, 1), defaultIdle, e.openIndexFor)
+	if e.store = opt.Store; e.store == nil {
+		if e.store, err = OpenStore(cfg); err != nil {
+			return nil, err
+		}
+	}
+	e.pool = newPool(max(cfg.MaxOpenIndexes, 1), defaultIdle, e.openIndexFor, e.store.Generation)
 	if e.rr, err = openReranker(cfg, opt.NoRerank); err != nil {
 		return nil, err
 	}
@@ -141,12 +149,13 @@ func (e *Engine) DefaultIndex() string { return e.cfg.Index }
 
 // Indexes lists the indexes that have been built, by name.
 func (e *Engine) Indexes() []string {
-	parent := e.cfg.IndexesDir()
-	entries, _ := os.ReadDir(parent)
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	all, _ := e.store.Names(ctx)
 	var names []string
-	for _, d := range entries {
-		if d.IsDir() && index.CurrentGeneration(filepath.Join(parent, d.Name())) != "" {
-			names = append(names, d.Name())
+	for _, n := range all {
+		if e.store.Generation(ctx, n) != "" {
+			names = append(names, n)
 		}
 	}
 	return names

@@ -47,7 +47,7 @@ func (e *Engine) damagedBuiltWith(ctx context.Context, name string) string {
 	if !errors.Is(err, index.ErrCorrupt) {
 		return ""
 	}
-	r, err := index.ReadRemembered(e.indexDir(name))
+	r, err := e.store.Remembered(ctx, name)
 	if err != nil {
 		return ""
 	}
@@ -106,5 +106,5 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 		bo.Notice(n)
 	}
 	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", model)
-	return index.Build(ctx, cfg.IndexDir(), bo)
+	return e.store.Build(ctx, bo)
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/lore-cli/lore/internal/ollama"
 )
 
-// ListIndexes describes every index in the indexes folder, built or not,
+// ListIndexes describes every index of the store, built or not,
 // as `lore index list` shows them.
 func (e *Engine) ListIndexes(ctx context.Context) ([]index.Info, error) {
-	return index.List(ctx, e.Config().IndexesDir())
+	return e.store.List(ctx)
 }
 
 // OllamaStatus asks Ollama now whether it answers and has the chat model:

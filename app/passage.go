@@ -50,5 +50,5 @@ func (e *Engine) IndexStatus(ctx context.Context, name string) (index.Status, er
 	if err != nil {
 		return index.Status{}, err
 	}
-	return index.StatusOf(ctx, e.indexDir(name), name)
+	return e.store.Status(ctx, name)
 }

@@ -17,9 +17,8 @@ import (
 // queries. Neither changes after it is opened, so concurrent requests
 // share it without locks.
 type openIndex struct {
-	ix   *index.Index
+	ix   index.Reader
 	name string
-	dir  string
 	emb  index.Embedder // nil for an index built with --embedder none
 	// refs counts the requests using it; a retired generation (replaced
 	// by a rebuild, evicted, idle, or the engine closing) closes when the
@@ -36,9 +35,11 @@ type openIndex struct {
 type pool struct {
 	max  int
 	idle time.Duration
-	// open builds an openIndex for name in dir; the engine's, so that it
-	// can attach the query embedder.
-	open func(ctx context.Context, name, dir string) (*openIndex, error)
+	// open builds an openIndex for name; the engine's, so that it can
+	// attach the query embedder.
+	open func(ctx context.Context, name string) (*openIndex, error)
+	// generation is the store's Generation: what open would read now.
+	generation func(ctx context.Context, name string) string
 
 	mu     sync.Mutex
 	byName map[string]*openIndex
@@ -53,16 +54,16 @@ const defaultIdle = 5 * time.Minute
 
 var errClosed = errors.New("lore is shutting down")
 
-func newPool(max int, idle time.Duration, open func(ctx context.Context, name, dir string) (*openIndex, error)) *pool {
-	return &pool{max: max, idle: idle, open: open, byName: map[string]*openIndex{}, now: time.Now}
+func newPool(max int, idle time.Duration, open func(ctx context.Context, name string) (*openIndex, error), generation func(ctx context.Context, name string) string) *pool {
+	return &pool{max: max, idle: idle, open: open, generation: generation, byName: map[string]*openIndex{}, now: time.Now}
 }
 
-// acquire returns the current generation of the index name (in dir),
+// acquire returns the current generation of the index name,
 // counted as in use until release. A `lore index --rebuild` by any process
 // publishes a new generation: the next acquire opens it, and the old one
 // closes as soon as no request uses it any more.
-func (p *pool) acquire(ctx context.Context, name, dir string) (*openIndex, error) {
-	current := index.CurrentGeneration(dir) // a small file: read outside the lock
+func (p *pool) acquire(ctx context.Context, name string) (*openIndex, error) {
+	current := p.generation(ctx, name) // a small file or one object: read outside the lock
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -78,7 +79,7 @@ func (p *pool) acquire(ctx context.Context, name, dir string) (*openIndex, error
 
 	// Opening reads SQLite: done outside the lock, so that requests on
 	// other indexes do not wait on it.
-	o, err := p.open(ctx, name, dir)
+	o, err := p.open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -220,14 +221,14 @@ func resolveIndex(cfg config.Config, name string) (string, error) {
 	return name, nil
 }
 
-// openIndexFor opens the current generation of the index name in dir with
-// the embedder its queries need.
-func (e *Engine) openIndexFor(ctx context.Context, name, dir string) (*openIndex, error) {
-	ix, err := index.Open(dir, name)
+// openIndexFor opens the current generation of the index name with the
+// embedder its queries need.
+func (e *Engine) openIndexFor(ctx context.Context, name string) (*openIndex, error) {
+	ix, err := e.store.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	o := &openIndex{ix: ix, name: name, dir: dir}
+	o := &openIndex{ix: ix, name: name}
 	// What the index was built with is read once per generation: a
 	// cancelled first caller must not make it look keyword-only for good.
 	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
@@ -248,15 +249,8 @@ func (e *Engine) acquire(ctx context.Context, name string) (*openIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := e.indexDir(name)
-	return e.pool.acquire(ctx, name, dir)
+	return e.pool.acquire(ctx, name)
 }
 
 func (e *Engine) release(o *openIndex) { e.pool.release(o) }
 
-// indexDir is where the index name lives.
-func (e *Engine) indexDir(name string) string {
-	cfg := e.cfg
-	cfg.Index = name
-	return cfg.IndexDir()
-}

@@ -115,7 +115,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 			notice = lexicalWhileDown
 		}
 	}
-	res, err := o.ix.Search(ctx, query, opt)
+	res, err := index.Search(ctx, o.ix, query, opt)
 	if err != nil && opt.Embedder != nil && errors.Is(err, ollama.ErrUnreachable) && ctx.Err() == nil && !r.st.NoLexical {
 		news := e.sawOllamaDown()
 		if e.onceThisOutage("lexical") {
@@ -125,7 +125,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 			}
 		}
 		opt.Embedder = nil
-		res, err = o.ix.Search(ctx, query, opt)
+		res, err = index.Search(ctx, o.ix, query, opt)
 	} else if err == nil && opt.Embedder != nil {
 		e.sawOllamaUp()
 	}

@@ -120,6 +120,27 @@ type Config struct {
 	// it a request is refused at once ("lore is busy").
 	ServeQueue int `yaml:"serve-queue"`
 
+	// Store is where indexes live: local (SQLite files under the data
+	// folder) or weaviate (a Weaviate cluster, shared by a team).
+	Store string `yaml:"store"`
+	// WeaviateEndpoints are the cluster's HTTP endpoints, comma-separated
+	// (http://host:8080,...): a dead one fails over to the next.
+	WeaviateEndpoints string `yaml:"weaviate-endpoints"`
+	// WeaviateGRPCEndpoints are the matching gRPC host:port list; empty
+	// means each endpoint's host on port 50051.
+	WeaviateGRPCEndpoints string `yaml:"weaviate-grpc-endpoints"`
+	// WeaviateAPIKey authenticates to the cluster. Never logged.
+	WeaviateAPIKey string `yaml:"weaviate-api-key" secret:"true"`
+	// WeaviateCollectionPrefix starts the name of every collection lore
+	// creates, so that several teams or setups share a cluster.
+	WeaviateCollectionPrefix string `yaml:"weaviate-collection-prefix"`
+	// WeaviateReplication is the replication factor of new collections;
+	// 0 means min(3, nodes).
+	WeaviateReplication int `yaml:"weaviate-replication"`
+	// WeaviateConsistency is "WRITE,READ": the consistency levels of
+	// writes and of reads (ONE, QUORUM or ALL).
+	WeaviateConsistency string `yaml:"weaviate-consistency"`
+
 	// Paths, not settable by file: they come from XDG variables.
 	DataDir  string `yaml:"-"`
 	StateDir string `yaml:"-"`
@@ -155,6 +176,10 @@ func Defaults() Config {
 		MaxOpenIndexes:       4,
 		ServeMaxConcurrent:   4,
 		ServeQueue:           16,
+
+		Store:                    "local",
+		WeaviateCollectionPrefix: "Lore",
+		WeaviateConsistency:      "QUORUM,ONE",
 	}
 }
 
@@ -484,7 +509,88 @@ func (c Config) Validate() error {
 	if c.ServeMaxBody < 1<<10 {
 		return fmt.Errorf("serve-max-body: %d is below 1KiB", c.ServeMaxBody)
 	}
+	return c.validateStore()
+}
+
+var collectionPrefix = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,31}$`)
+
+// validateStore checks the store keys; the Weaviate ones only matter
+// (and are only required) with store: weaviate.
+func (c Config) validateStore() error {
+	switch c.Store {
+	case "local":
+		return nil
+	case "weaviate":
+	default:
+		return fmt.Errorf("store: %q is not local or weaviate", c.Store)
+	}
+	eps, err := c.WeaviateURLs()
+	if err != nil {
+		return err
+	}
+	if len(eps) == 0 {
+		return errors.New("weaviate-endpoints: empty: with store: weaviate, name the cluster, e.g. http://127.0.0.1:8080")
+	}
+	if g := c.WeaviateGRPC(); len(g) > 0 && len(g) != len(eps) {
+		return fmt.Errorf("weaviate-grpc-endpoints: %d given for %d weaviate-endpoints: give one host:port for each, or none", len(g), len(eps))
+	}
+	for _, g := range c.WeaviateGRPC() {
+		if _, _, err := net.SplitHostPort(g); err != nil {
+			return fmt.Errorf("weaviate-grpc-endpoints: %q is not host:port, e.g. 127.0.0.1:50051", g)
+		}
+	}
+	if !collectionPrefix.MatchString(c.WeaviateCollectionPrefix) {
+		return fmt.Errorf("weaviate-collection-prefix: %q must start with a capital letter and hold only letters and digits (at most 32), e.g. Lore", c.WeaviateCollectionPrefix)
+	}
+	if c.WeaviateReplication < 0 || c.WeaviateReplication > 15 {
+		return fmt.Errorf("weaviate-replication: %d is outside 0..15 (0: min(3, nodes))", c.WeaviateReplication)
+	}
+	if _, _, err := c.WeaviateLevels(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// WeaviateURLs are weaviate-endpoints, checked.
+func (c Config) WeaviateURLs() ([]string, error) {
+	var out []string
+	for e := range strings.SplitSeq(c.WeaviateEndpoints, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("weaviate-endpoints: %q is not http://host:port", RedactURL(e))
+		}
+		out = append(out, u.Scheme+"://"+u.Host)
+	}
+	return out, nil
+}
+
+// WeaviateGRPC is weaviate-grpc-endpoints as a list.
+func (c Config) WeaviateGRPC() []string {
+	var out []string
+	for e := range strings.SplitSeq(c.WeaviateGRPCEndpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// WeaviateLevels are the write and read consistency levels of
+// weaviate-consistency; one level sets both.
+func (c Config) WeaviateLevels() (write, read string, err error) {
+	parts := strings.Split(strings.ToUpper(strings.ReplaceAll(c.WeaviateConsistency, " ", "")), ",")
+	if len(parts) == 1 {
+		parts = append(parts, parts[0])
+	}
+	for _, p := range parts {
+		if len(parts) != 2 || (p != "ONE" && p != "QUORUM" && p != "ALL") {
+			return "", "", fmt.Errorf("weaviate-consistency: %q is not WRITE,READ with each ONE, QUORUM or ALL, e.g. QUORUM,ONE", c.WeaviateConsistency)
+		}
+	}
+	return parts[0], parts[1], nil
 }
 
 // CORSOrigins are the origins of serve-cors-origins.

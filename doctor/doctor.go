@@ -123,7 +123,7 @@ type Options struct {
 	// only connection made is to the Ollama host.
 	Online bool
 
-	// OpenIndex opens the configured index (index.Open).
+	// OpenIndex opens the configured index (the store's Open).
 	OpenIndex func() (Index, error)
 	// Ollama is the client for the Ollama host (ollama.NewClient).
 	Ollama func(host *url.URL) OllamaProbe
@@ -144,9 +144,13 @@ func (o *Options) defaults() {
 	cfg := o.Loaded.Config
 	if o.OpenIndex == nil {
 		o.OpenIndex = func() (Index, error) {
-			ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+			st, err := app.OpenStore(cfg)
 			if err != nil {
-				return nil, err // not a nil *index.Index in a non-nil Index
+				return nil, err
+			}
+			ix, err := st.Open(context.Background(), cfg.Index)
+			if err != nil {
+				return nil, err // not a nil index.Reader in a non-nil Index
 			}
 			return ix, nil
 		}

@@ -89,11 +89,17 @@ var ErrNoSources = errors.New("no sources")
 // Its text begins the message.
 var ErrBadSource = errors.New("cannot index")
 
-// Build creates or refreshes the index in dir. It holds the index lock for
-// its whole run. Work is committed as it goes, so an interrupted build
-// keeps everything it finished; the next build picks up from there.
+// Build creates or refreshes the local index in dir (see BuildTo).
 func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
-	b := &builder{opt: opt, dir: dir, keywords: newKeywordBuffer(), sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
+	return BuildTo(ctx, localTarget{dir: dir}, opt)
+}
+
+// BuildTo creates or refreshes the index opt.Name in t, any store's. It
+// holds the store's write lock for its whole run. Work is committed as it
+// goes, so an interrupted build keeps everything it finished; the next
+// build picks up from there.
+func BuildTo(ctx context.Context, t Target, opt BuildOptions) (Summary, error) {
+	b := &builder{opt: opt, sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
 	b.progress.Started = time.Now()
 	if b.opt.Workers <= 0 {
 		b.opt.Workers = runtime.GOMAXPROCS(0)
@@ -101,32 +107,20 @@ func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
 	if b.opt.EmbedBatchSize <= 0 {
 		b.opt.EmbedBatchSize = 32
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return b.sum, fmt.Errorf("create index folder: %w", err)
-	}
-	lk, err := acquireLock(dir)
-	if err != nil {
-		return b.sum, err
-	}
-	defer lk.release()
-	err = damaged(opt.Name, b.run(ctx))
+	err := damaged(opt.Name, b.run(ctx, t))
 	b.sum.Seconds = time.Since(b.progress.Started).Seconds()
 	return b.sum, err
 }
 
 type builder struct {
 	opt      BuildOptions
-	dir      string
-	gen      string
-	st       *store
+	w        Writer
 	sig      string
-	keywords *keywordBuffer // chunks written since the last keyword segment
 	dim      int
 	sum      Summary
 	progress Progress
 	noticed  map[string]bool
 	pdfTool  bool
-	graph    *graphFeeder
 }
 
 func (b *builder) notice(msg string) {
@@ -150,12 +144,7 @@ func (b *builder) report(phase string) {
 	}
 }
 
-func (b *builder) run(ctx context.Context) error {
-	if b.opt.Rebuild {
-		b.dropDamagedNext(ctx)
-	}
-	current := readPointer(b.dir, currentFile)
-	next := readPointer(b.dir, nextFile)
+func (b *builder) run(ctx context.Context, t Target) error {
 	paths := b.opt.Paths
 	// Refuse bad input before creating anything.
 	for _, p := range paths {
@@ -167,78 +156,33 @@ func (b *builder) run(ctx context.Context) error {
 			return fmt.Errorf("%w %s: not a file or folder (a device, pipe or socket)", ErrBadSource, p)
 		}
 	}
-	if current == "" && next == "" && len(paths) == 0 {
-		return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
-	}
-	if current == "" && next == "" && b.opt.Embedder != nil {
-		// A first build whose embedder cannot work must leave nothing
-		// behind: an empty index bound to that embedder would refuse the
-		// natural retry with --embedder none.
-		if _, err := b.opt.Embedder.Check(ctx); err != nil {
-			return err
+	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, Notice: b.notice, Before: func(exists bool) error {
+		if !exists && len(paths) == 0 {
+			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
 		}
-	}
-	switch {
-	case next != "":
-		b.gen = next // finish the interrupted rebuild first
-		b.notice("resuming an interrupted rebuild")
-	case current == "":
-		b.gen = newGeneration()
-	case b.opt.Rebuild:
-		b.gen = newGeneration()
-		if len(paths) == 0 {
-			old, err := rememberedSources(ctx, b.dir, current, b.opt.Name)
-			if err != nil {
+		if !exists && b.opt.Embedder != nil {
+			// A first build whose embedder cannot work must leave nothing
+			// behind: an empty index bound to that embedder would refuse
+			// the natural retry with --embedder none.
+			if _, err := b.opt.Embedder.Check(ctx); err != nil {
 				return err
 			}
-			paths = old
 		}
-	default:
-		b.gen = current
-	}
-	removeStaleGenerations(b.dir)
-	if err := os.MkdirAll(filepath.Join(b.dir, b.gen), 0o755); err != nil {
-		return err
-	}
-	existed := fileExists(filepath.Join(b.dir, b.gen, dbFile))
-	if err := markWriting(filepath.Join(b.dir, b.gen)); err != nil {
-		return err
-	}
-	defer clearWriting(filepath.Join(b.dir, b.gen)) // after st.Close
-	st, err := openStore(filepath.Join(b.dir, b.gen, dbFile))
+		return nil
+	}})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	b.st = st
-	if existed {
-		// A damaged database must not be written to, nor called unchanged.
-		if err := checkPages(ctx, st.db, b.opt.Name); err != nil {
+	defer w.Close()
+	b.w = w
+	if b.opt.Rebuild && len(paths) == 0 {
+		if paths, err = w.PreviousSources(ctx); err != nil {
 			return err
 		}
-	}
-	switch {
-	case current == "":
-		// Nothing to protect readers from: publish at once, so an
-		// interrupted first build is resumed rather than started over.
-		err = writePointer(b.dir, currentFile, b.gen)
-	case b.gen != current:
-		err = writePointer(b.dir, nextFile, b.gen)
-	}
-	if err != nil {
-		return fmt.Errorf("publish index: %w", err)
 	}
 	if err := b.checkMeta(ctx); err != nil {
 		return err
 	}
-	if err := st.catchUpKeywords(ctx); err != nil {
-		return fmt.Errorf("write keyword index: %w", err)
-	}
-	firstSeg, err := st.lastSegment(ctx)
-	if err != nil {
-		return err
-	}
-
 	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
 		return err
@@ -252,8 +196,6 @@ func (b *builder) run(ctx context.Context) error {
 		if err := b.checkEmbedder(ctx); err != nil {
 			return err
 		}
-		b.startGraph()
-		defer b.stopGraph()
 	}
 	// Remembered only once the embedder answered: a new folder named
 	// while Ollama is down must not join the index's sources unindexed.
@@ -265,45 +207,26 @@ func (b *builder) run(ctx context.Context) error {
 	if err := b.process(ctx, jobs); err != nil {
 		return err
 	}
-	if err := st.compact(ctx, firstSeg); err != nil {
-		return fmt.Errorf("write keyword index: %w", err)
-	}
 	if len(removed) > 0 {
-		if err := st.removeDocuments(ctx, removed); err != nil {
+		if err := w.RemoveDocuments(ctx, removed); err != nil {
 			return fmt.Errorf("remove deleted files: %w", err)
 		}
 		b.sum.FilesRemoved = len(removed)
 	}
-	if _, err := st.gcVectors(ctx); err != nil {
-		return fmt.Errorf("drop unused vectors: %w", err)
-	}
-	if err := st.setMeta(ctx, "built_at", strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
+		b.progress.GraphDone, b.progress.GraphTotal = done, total
+		b.report(phase)
+	}})
+	if err != nil {
 		return err
-	}
-	if b.opt.Embedder != nil {
-		if err := b.updateGraph(ctx); err != nil {
-			return err
-		}
-	}
-	if err := st.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents WHERE status = 'indexed'), (SELECT count(*) FROM chunks)`).Scan(&b.sum.TotalFiles, &b.sum.TotalChunks); err != nil {
-		return err
-	}
-	if b.gen != current && current != "" {
-		if _, err := st.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-			return err
-		}
-		if err := writePointer(b.dir, currentFile, b.gen); err != nil {
-			return fmt.Errorf("publish rebuilt index: %w", err)
-		}
-		os.Remove(filepath.Join(b.dir, nextFile))
-		removeStaleGenerations(b.dir)
 	}
 	b.report("done")
 	return nil
 }
 
-// checkMeta refuses an index built by another schema or embedder, and
-// records this build's settings in a new one.
+// checkMeta refuses an index built with another embedder, and records
+// this build's settings in a new one. (The store checks its own format
+// when the build begins.)
 func (b *builder) checkMeta(ctx context.Context) error {
 	b.sig = fmt.Sprintf("v%s size=%d overlap=%d", chunkerVersion, b.opt.Chunk.Size, b.opt.Chunk.Overlap)
 	want := "none"
@@ -311,27 +234,18 @@ func (b *builder) checkMeta(ctx context.Context) error {
 		want = b.opt.Embedder.Model()
 	}
 	b.sum.Embedder = want
-	ver, err := b.st.meta(ctx, "schema_version")
+	have, err := b.w.Meta(ctx, "embedder")
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
 	}
-	if ver == "" {
-		return b.st.setMeta(ctx, "schema_version", schemaVersion, "embedder", want, "created_at", strconv.FormatInt(time.Now().Unix(), 10), "chunker", b.sig)
+	if have == "" {
+		return b.w.SetMeta(ctx, "embedder", want, "chunker", b.sig)
 	}
-	if ver == "1" && !b.opt.Rebuild {
-		b.notice("upgrading the index to this lore's format (once; nothing is read or embedded again)")
-		if err := migrateV1(ctx, b.st); err != nil {
-			return err
-		}
-	} else if ver != schemaVersion {
-		return formatError(b.opt.Name, ver)
-	}
-	have, _ := b.st.meta(ctx, "embedder")
 	if !sameEmbedder(have, want) {
 		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
 			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
 	}
-	return b.st.setMeta(ctx, "chunker", b.sig)
+	return b.w.SetMeta(ctx, "chunker", b.sig)
 }
 
 // sameEmbedder tells whether two recorded embedders make the same vectors:
@@ -357,13 +271,13 @@ func (b *builder) checkEmbedder(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	have, _ := b.st.meta(ctx, "dim")
+	have, _ := b.w.Meta(ctx, "dim")
 	if have != "" && have != strconv.Itoa(dim) {
 		return fmt.Errorf("index %q holds %s-dimensional vectors but %s now returns %d: run `lore index --rebuild`",
 			b.opt.Name, have, b.opt.Embedder.Model(), dim)
 	}
 	b.dim = dim
-	return b.st.setMeta(ctx, "dim", strconv.Itoa(dim))
+	return b.w.SetMeta(ctx, "dim", strconv.Itoa(dim))
 }
 
 // sources adds the paths not yet covered by a source and returns the
@@ -371,7 +285,7 @@ func (b *builder) checkEmbedder(ctx context.Context) error {
 // nested with one to refresh is walked too, though left as it is, so that
 // its files are not indexed a second time through the other.
 func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[int64]bool, error) {
-	all, err := b.st.sources(ctx)
+	all, err := b.w.Sources(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -395,7 +309,7 @@ func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[in
 			wanted[src.ID] = true
 			continue
 		}
-		src, err := b.st.addSource(ctx, abs)
+		src, err := b.w.AddSource(ctx, abs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -478,7 +392,7 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, shortErr(w.err)))
 			continue
 		}
-		docs, err := b.st.documents(ctx, src.ID)
+		docs, err := b.w.Documents(ctx, src.ID)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -514,7 +428,7 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 		}
 	}
 	if len(walkSkips) > 0 {
-		if _, err := b.st.writeFiles(ctx, walkSkips); err != nil {
+		if err := b.w.WriteFiles(ctx, walkSkips); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -606,18 +520,7 @@ func (b *builder) process(ctx context.Context, jobs []job) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := b.flush(ctx, group); err != nil {
-		return err
-	}
-	return b.writeKeywords(ctx)
-}
-
-// writeKeywords writes the chunks gathered since the last segment as one.
-func (b *builder) writeKeywords(ctx context.Context) error {
-	if err := b.st.writeKeywords(ctx, b.keywords); err != nil {
-		return fmt.Errorf("write keyword index: %w", err)
-	}
-	return nil
+	return b.flush(ctx, group)
 }
 
 // load reads, checks and chunks one file.
@@ -727,7 +630,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	}
 	b.progress.Chunks = b.sum.Chunks
 	if b.opt.Embedder != nil && len(hashes) > 0 {
-		missing, err := b.st.missingHashes(ctx, hashes)
+		missing, err := b.w.MissingVectors(ctx, hashes)
 		if err != nil {
 			return err
 		}
@@ -752,11 +655,9 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 					return fmt.Errorf("%s returned a %d-dimensional vector, the index holds %d: run `lore index --rebuild`", b.opt.Embedder.Model(), len(v), b.dim)
 				}
 			}
-			ids, err := b.st.putVectors(ctx, batch, vecs)
-			if err != nil {
+			if err := b.w.PutVectors(ctx, batch, vecs); err != nil {
 				return fmt.Errorf("store vectors: %w", err)
 			}
-			b.feedGraph(ids, vecs)
 			b.sum.ChunksEmbedded += len(batch)
 			b.progress.ChunksEmbedded = b.sum.ChunksEmbedded
 			b.progress.Done = b.filesShare(float64(b.progress.FilesDone) + float64(len(group))*float64(i+len(batch))/float64(len(todo)))
@@ -773,17 +674,10 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			full = append(full, r.up)
 		}
 	}
-	added, err := b.st.writeFiles(ctx, full)
-	if err != nil {
+	if err := b.w.WriteFiles(ctx, full); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	b.keywords.add(added)
-	if b.keywords.pending.Len() >= segmentChunks {
-		if err := b.writeKeywords(ctx); err != nil {
-			return err
-		}
-	}
-	if err := b.st.touchFiles(ctx, statOnly); err != nil {
+	if err := b.w.TouchFiles(ctx, statOnly); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
 	b.progress.FilesDone += len(group)
@@ -798,142 +692,6 @@ func (b *builder) filesShare(files float64) float64 {
 		return 1
 	}
 	return min(files/float64(b.progress.FilesTotal), 1)
-}
-
-// graphFeeder inserts vectors into the graph on a goroutine of its own
-// while the build goes on: graph inserts are the most expensive step of a
-// build without a model, and they overlap with chunking and SQLite writes.
-type graphFeeder struct {
-	vg    *vectorGraph
-	ch    chan graphItem
-	done  chan error
-	added int
-}
-
-type graphItem struct {
-	id  int64
-	vec []float32
-}
-
-// loadGraph reads the graph file, or starts an empty graph when it is
-// missing, unreadable or mostly tombstones; the caller syncs it with the
-// stored vectors either way. A build checks every vector of the file (a
-// search checks only those it returns) before adding to it and saving it.
-func (b *builder) loadGraph() *vectorGraph {
-	vg, err := readGraphFile(filepath.Join(b.dir, b.gen, graphFile), b.dim)
-	if err == nil {
-		if err = vg.g.Verify(); err != nil {
-			vg.close()
-		}
-	}
-	if errors.Is(err, errGraphFormat) {
-		b.notice(graphDamagedNotice)
-	}
-	if err == nil && vg.tombstones() > max(64, vg.Len()/3) {
-		vg.close()
-		err = errors.New("mostly tombstones")
-	}
-	if err != nil {
-		vg = newVectorGraph(b.dim)
-	}
-	return vg
-}
-
-// startGraph inserts vectors as the build stores them, from one goroutine
-// per core: inserts lock per node, so they scale with cores, and they
-// overlap with chunking and SQLite writes.
-func (b *builder) startGraph() {
-	f := &graphFeeder{vg: b.loadGraph(), ch: make(chan graphItem, 1024), done: make(chan error, 1)}
-	workers := runtime.GOMAXPROCS(0)
-	errs := make([]error, workers)
-	added := make([]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for it := range f.ch {
-				if errs[w] == nil {
-					errs[w] = f.vg.add(it.id, it.vec)
-					added[w]++
-				}
-			}
-		})
-	}
-	go func() {
-		wg.Wait()
-		for _, a := range added {
-			f.added += a
-		}
-		f.done <- errors.Join(errs...)
-	}()
-	b.graph = f
-}
-
-func (b *builder) feedGraph(ids []int64, vecs [][]float32) {
-	if b.graph == nil {
-		return
-	}
-	for i, id := range ids {
-		if id != 0 {
-			b.graph.ch <- graphItem{id, vecs[i]}
-		}
-	}
-}
-
-// stopGraph waits for the feeder to finish what it was given.
-func (b *builder) stopGraph() (*graphFeeder, error) {
-	f := b.graph
-	if f == nil {
-		return nil, nil
-	}
-	b.graph = nil
-	close(f.ch)
-	return f, <-f.done
-}
-
-// updateGraph brings the ANN graph file in line with the stored vectors:
-// add and remove the difference, write it back atomically. A missing or
-// unreadable graph is rebuilt from the vectors, never an error.
-func (b *builder) updateGraph(ctx context.Context) error {
-	if b.dim == 0 {
-		d, _ := b.st.meta(ctx, "dim")
-		b.dim, _ = strconv.Atoi(d)
-		if b.dim == 0 {
-			return nil // nothing was ever embedded
-		}
-	}
-	f, err := b.stopGraph()
-	if err != nil {
-		return fmt.Errorf("update vector graph: %w", err)
-	}
-	vg, fed := (*vectorGraph)(nil), 0
-	if f != nil {
-		vg, fed = f.vg, f.added
-	} else {
-		vg = b.loadGraph()
-	}
-	b.report("graph")
-	added, removed, err := syncGraph(ctx, b.st, vg, func(done, total int) {
-		b.progress.GraphDone, b.progress.GraphTotal = done, total
-		b.report("graph")
-	})
-	if err != nil {
-		return fmt.Errorf("update vector graph: %w", err)
-	}
-	path := filepath.Join(b.dir, b.gen, graphFile)
-	version, err := b.st.vectorVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("update vector graph: %w", err)
-	}
-	if fed+added+removed == 0 && fileExists(path) && vg.synced == version {
-		vg.close()
-		return nil
-	}
-	defer vg.close()
-	vg.synced = version
-	if err := vg.writeFile(path); err != nil {
-		return fmt.Errorf("save vector graph: %w", err)
-	}
-	return nil
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

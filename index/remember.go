@@ -59,9 +59,10 @@ func writeRemembered(dir string, r Remembered) error {
 	})
 }
 
-// remember records the build's sources and embedder in sources.json.
+// remember records the build's sources and embedder outside the index
+// data (the local store: sources.json).
 func (b *builder) remember(ctx context.Context) error {
-	srcs, err := b.st.sources(ctx)
+	srcs, err := b.w.Sources(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,10 +70,10 @@ func (b *builder) remember(ctx context.Context) error {
 	for _, s := range srcs {
 		r.Sources = append(r.Sources, s.Root)
 	}
-	if r.Embedder, err = b.st.meta(ctx, "embedder"); err != nil {
+	if r.Embedder, err = b.w.Meta(ctx, "embedder"); err != nil {
 		return err
 	}
-	if err := writeRemembered(b.dir, r); err != nil {
+	if err := b.w.Remember(ctx, r); err != nil {
 		return fmt.Errorf("remember sources: %w", err)
 	}
 	return nil
@@ -107,19 +108,19 @@ func rememberedSources(ctx context.Context, dir, gen, name string) ([]string, er
 // dropDamagedNext discards an interrupted rebuild whose database is
 // damaged, so that --rebuild starts a new generation rather than resume
 // into the damage (and tell the user to rebuild, forever).
-func (b *builder) dropDamagedNext(ctx context.Context) {
-	next := readPointer(b.dir, nextFile)
+func dropDamagedNext(ctx context.Context, dir, name string, notice func(string)) {
+	next := readPointer(dir, nextFile)
 	if next == "" {
 		return
 	}
-	st, err := openStore(filepath.Join(b.dir, next, dbFile))
+	st, err := openStore(filepath.Join(dir, next, dbFile))
 	if err == nil {
-		err = quickCheck(ctx, st.db, b.opt.Name)
+		err = quickCheck(ctx, st.db, name)
 		st.Close()
 	}
 	if isCorrupt(err) || errors.Is(err, ErrCorrupt) {
-		os.Remove(filepath.Join(b.dir, nextFile))
-		removeStaleGenerations(b.dir)
-		b.notice("the interrupted rebuild was damaged: starting it over")
+		os.Remove(filepath.Join(dir, nextFile))
+		removeStaleGenerations(dir)
+		notice("the interrupted rebuild was damaged: starting it over")
 	}
 }

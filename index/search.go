@@ -64,7 +64,7 @@ func (ix *Index) EmbedderModel(ctx context.Context) string {
 	return m
 }
 
-// Search finds the chunks that best match query: BM25 candidates and, when
+// Search (for the local store; see the package func Search) finds the chunks that best match query: BM25 candidates and, when
 // the index has vectors and an embedder is given, HNSW candidates, fused
 // with Reciprocal Rank Fusion.
 func (ix *Index) Search(ctx context.Context, query string, opt SearchOptions) (Results, error) {

@@ -118,7 +118,7 @@ func (bx *baselineIndex) search(query string, k int) []baselineWindowRef {
 // baselineScore scores the answerable questions with the naive baseline
 // over the files of the configured index, with lore's retrieval metrics.
 func baselineScore(ctx context.Context, cfg config.Config, qs []eval.Question, k int) (*eval.Summary, error) {
-	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+	ix, err := openIndex(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

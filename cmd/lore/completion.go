@@ -12,7 +12,6 @@ import (
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
-	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/rerank"
 	"github.com/lore-cli/lore/session"
@@ -86,7 +85,13 @@ func (c completer) indexes(cmd *cobra.Command, _ []string, _ string) ([]cobra.Co
 	if !ok {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	names, _ := index.Names(cfg.IndexesDir())
+	st, err := app.OpenStore(cfg)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
+	defer cancel()
+	names, _ := st.Names(ctx)
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/eval"
-	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/atomicfile"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -435,7 +434,7 @@ func explainEval(w io.Writer) error {
 // index holds: none found means the set is relative to another folder
 // (every question would score 0), some missing is worth a note.
 func checkGold(ctx context.Context, cfg config.Config, qs []eval.Question, note func(string)) error {
-	ix, err := index.Open(cfg.IndexDir(), cfg.Index)
+	ix, err := openIndex(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -43,7 +44,11 @@ func newIndexListCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 }
 
 func runIndexList(ctx context.Context, cfg config.Config, asJSON bool, streams *ioStreams) error {
-	list, err := index.List(ctx, cfg.IndexesDir())
+	st, err := app.OpenStore(cfg)
+	if err != nil {
+		return err
+	}
+	list, err := st.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -51,7 +56,7 @@ func runIndexList(ctx context.Context, cfg config.Config, asJSON bool, streams *
 		return writeJSON(streams.Out, wire.NewIndexList(list))
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(streams.Out, "no indexes in %s: build one with `lore index PATH`\n", cfg.IndexesDir())
+		fmt.Fprintf(streams.Out, "no indexes in %s: build one with `lore index PATH`\n", storeWhere(cfg))
 		return nil
 	}
 	printIndexList(streams, list, time.Now())
@@ -122,4 +127,22 @@ func noteFolderNamed(cmd *cobra.Command, streams *ioStreams) {
 	if fi, err := os.Stat(cmd.Name()); err == nil && fi.IsDir() {
 		fmt.Fprintf(streams.Err, "note: to index the folder %s, run `lore index ./%s`\n", cmd.Name(), cmd.Name())
 	}
+}
+
+// storeWhere names where the indexes are, for messages: the local folder,
+// or the cluster's collections.
+func storeWhere(cfg config.Config) string {
+	if cfg.Store == "weaviate" {
+		return "the Weaviate cluster at " + cfg.WeaviateEndpoints + " (collections " + cfg.WeaviateCollectionPrefix + "_*)"
+	}
+	return cfg.IndexesDir()
+}
+
+// openIndex opens the configured index of the configured store.
+func openIndex(ctx context.Context, cfg config.Config) (index.Reader, error) {
+	st, err := app.OpenStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return st.Open(ctx, cfg.Index)
 }

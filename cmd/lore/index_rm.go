@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -72,7 +72,11 @@ func runIndexRm(ctx context.Context, cfg config.Config, opts *indexRmOptions, st
 			return nil
 		}
 	}
-	in, err := index.Remove(ctx, filepath.Join(cfg.IndexesDir(), opts.name), opts.name, confirm)
+	st, err := app.OpenStore(cfg)
+	if err != nil {
+		return err
+	}
+	in, err := st.Remove(ctx, opts.name, confirm)
 	switch {
 	case errors.Is(err, errKept):
 		fmt.Fprintf(streams.Err, "kept index %s\n", opts.name)
@@ -96,7 +100,10 @@ func holds(in index.Info) string {
 
 // indexNames lists the indexes there are, for an error naming a missing one.
 func indexNames(ctx context.Context, cfg config.Config) string {
-	list, _ := index.List(ctx, cfg.IndexesDir())
+	var list []index.Info
+	if st, err := app.OpenStore(cfg); err == nil {
+		list, _ = st.List(ctx)
+	}
 	if len(list) == 0 {
 		return "there are no indexes"
 	}

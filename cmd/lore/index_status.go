@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
@@ -31,7 +32,11 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			noteFolderNamed(cmd, streams)
-			st, err := index.StatusOf(cmd.Context(), cfg.IndexDir(), cfg.Index)
+			store, err := app.OpenStore(cfg)
+			if err != nil {
+				return err
+			}
+			st, err := store.Status(cmd.Context(), cfg.Index)
 			if err != nil {
 				return err
 			}

@@ -223,6 +223,7 @@ the passages that answer your questions, with a local Ollama model.`,
 	pf.StringVar(&g.configFile, "config", "", "config file (default $XDG_CONFIG_HOME/lore/config.yaml)")
 	pf.String("index", "default", "name of the index to use")
 	pf.String("ollama-host", "", "Ollama address (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	pf.String("store", "local", "where indexes live: local, or weaviate (a cluster: weaviate-endpoints)")
 	pf.BoolVar(&g.debug, "debug", false, "log details to stderr as well as the log file")
 
 	root.AddCommand(newIndexCmd(g, streams), newSearchCmd(g, streams), newAskCmd(g, streams), newSessionsCmd(g, streams), newServeCmd(g, streams), newMCPCmd(g, streams),
