@@ -117,6 +117,7 @@ func Start(t testing.TB, n int) *Cluster {
 	if n < 1 {
 		t.Fatalf("weaviatetest: %d nodes", n)
 	}
+	begin := time.Now()
 	c := &Cluster{t: t, bin: bin, dir: t.TempDir()}
 	// Registered before the first node starts, so that a failed start
 	// still stops whatever did start.
@@ -134,6 +135,7 @@ func Start(t testing.TB, n int) *Cluster {
 		c.waitReady(i)
 	}
 	c.WaitHealthy(n)
+	t.Logf("weaviatetest: %d nodes HEALTHY in %s", n, time.Since(begin).Round(time.Millisecond))
 	return c
 }
 
@@ -336,6 +338,8 @@ func (c *Cluster) tail(i int) string {
 // SIGKILL to those still running after stopTimeout, and waits for all:
 // nothing started here outlives the test.
 func (c *Cluster) stopAll() {
+	start := time.Now()
+	defer func() { c.t.Logf("weaviatetest: stopped in %s", time.Since(start).Round(time.Millisecond)) }()
 	var running []*node
 	for _, nd := range c.nodes {
 		nd.mu.Lock()
