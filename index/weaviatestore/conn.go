@@ -35,9 +35,15 @@ var ErrNoQuorum = errors.New("weaviate: the cluster cannot take writes now")
 type UnreachableError struct {
 	Endpoints []string
 	Last      string
+	// GRPC is set when the nodes answered over HTTP but not over gRPC
+	// (which batches use): Endpoints are then the gRPC addresses.
+	GRPC bool
 }
 
 func (e *UnreachableError) Error() string {
+	if e.GRPC {
+		return fmt.Sprintf("%s over gRPC (%s): fix weaviate-grpc-endpoints (each node's GRPC_PORT)", ErrUnreachable, strings.Join(e.Endpoints, ", "))
+	}
 	return fmt.Sprintf("%s (%s): start the cluster or fix weaviate-endpoints", ErrUnreachable, strings.Join(e.Endpoints, ", "))
 }
 
@@ -105,6 +111,7 @@ func (p *pool) client(ep *endpoint) (*wv.Client, error) {
 func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client) error) error {
 	start := int(p.cur.Load())
 	var last error
+	grpcOnly := true
 	for k := range p.eps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -124,13 +131,19 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		var gs interface{ GRPCStatus() *status.Status }
+		grpcOnly = grpcOnly && errors.As(err, &gs)
 		last = err
 	}
-	urls := make([]string, len(p.eps))
-	for i, ep := range p.eps {
-		urls[i] = ep.url
+	ue := &UnreachableError{Last: oneLine(last), GRPC: grpcOnly}
+	for _, ep := range p.eps {
+		if grpcOnly {
+			ue.Endpoints = append(ue.Endpoints, ep.grpc)
+		} else {
+			ue.Endpoints = append(ue.Endpoints, ep.url)
+		}
 	}
-	return &UnreachableError{Endpoints: urls, Last: oneLine(last)}
+	return ue
 }
 
 // unreachable tells whether err means the node did not answer (refused,

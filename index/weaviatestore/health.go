@@ -121,10 +121,12 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 			ch.Replication = int(cl.ReplicationConfig.Factor)
 		}
 		var probs []string
-		p := schemaProblems(cl, o.kind)
-		ch.SchemaOK = p == ""
-		if p != "" {
-			probs = append(probs, "schema: "+p)
+		if o.kind != "" {
+			p := schemaProblems(cl, o.kind)
+			ch.SchemaOK = p == ""
+			if p != "" {
+				probs = append(probs, "schema: "+p)
+			}
 		}
 		if known := max(ch.Nodes, len(h.Endpoints)); ch.Replication > known {
 			probs = append(probs, fmt.Sprintf("replication factor %d but the cluster has %d nodes", ch.Replication, known))

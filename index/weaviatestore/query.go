@@ -10,6 +10,7 @@ import (
 	"time"
 
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate-go-client/v5/weaviate/fault"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
@@ -49,15 +50,23 @@ func decodeGQL(resp *models.GraphQLResponse, root string, out any) error {
 	return json.Unmarshal(b, out)
 }
 
-// isMissingClass tells whether err says the collection does not exist.
+// isMissingClass tells whether err is the server saying the collection
+// does not exist: GraphQL does not know the class, or REST does not.
 func isMissingClass(err error) bool {
-	if err == nil {
-		return false
+	var g *gqlError
+	if errors.As(err, &g) {
+		return strings.Contains(g.msg, "Cannot query field")
 	}
-	m := err.Error()
-	return strings.Contains(m, "Cannot query field") || strings.Contains(m, "could not find class") ||
-		strings.Contains(m, "class not found") || strings.Contains(m, "no such class") ||
-		strings.Contains(m, "not found in schema") || strings.Contains(m, "does not exist")
+	var we *fault.WeaviateClientError
+	for errors.As(err, &we) {
+		if we.DerivedFromError == nil {
+			m := strings.ToLower(we.Msg)
+			return we.StatusCode >= 400 && we.StatusCode < 500 &&
+				(strings.Contains(m, "could not find class") || strings.Contains(m, "class not found") || strings.Contains(m, "no such class"))
+		}
+		err = we.DerivedFromError
+	}
+	return false
 }
 
 // readLevel is the consistency level a read of class asks for: none on a
@@ -215,8 +224,8 @@ func retryable(err error) bool { return transient(err) || errors.Is(err, ErrUnre
 // replicas up gets the message that says so and that a rerun resumes.
 func (s *Store) writeError(err error, what string) error {
 	if err != nil && noQuorum(err.Error()) {
-		return fmt.Errorf("%w (%s at %s: %s): bring its nodes back and run the build again; it resumes where this one stopped",
-			ErrNoQuorum, strings.ToLower(s.cfg.WriteConsistency)+" of the replicas did not acknowledge", s.endpoints(), oneLine(err))
+		return fmt.Errorf("%w: too few replicas acknowledged the write (consistency %s; endpoints %s; the server said: %s): bring its nodes back and run the build again; it resumes where this one stopped",
+			ErrNoQuorum, s.cfg.WriteConsistency, s.endpoints(), oneLine(err))
 	}
 	return s.wrap(err, what)
 }
@@ -237,8 +246,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // deleteWhere deletes class's objects that where matches. One call deletes
 // at most the server's QUERY_MAXIMUM_RESULTS: it goes on until none match.
 func (s *Store) deleteWhere(ctx context.Context, what, class string, where *filters.WhereBuilder) error {
-	var last error
-	for attempt := 0; attempt < 1000; attempt++ {
+	retries := 0
+	for round := 0; round < 1000; round++ {
 		var res *models.BatchDeleteResponse
 		err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
 			var err error
@@ -247,9 +256,9 @@ func (s *Store) deleteWhere(ctx context.Context, what, class string, where *filt
 			return err
 		})
 		switch {
-		case err != nil && retryable(err) && attempt < batchAttempts && ctx.Err() == nil:
-			last = err
-			if err := sleep(ctx, backoff(attempt+1)); err != nil {
+		case err != nil && retryable(err) && retries < batchAttempts-1 && ctx.Err() == nil:
+			retries++
+			if err := sleep(ctx, backoff(retries)); err != nil {
 				return err
 			}
 			continue
@@ -258,7 +267,7 @@ func (s *Store) deleteWhere(ctx context.Context, what, class string, where *filt
 		case res == nil || res.Results == nil:
 			return nil
 		case res.Results.Failed > 0:
-			return s.writeError(last, fmt.Sprintf("%s: %d objects not deleted", what, res.Results.Failed))
+			return s.writeError(fmt.Errorf("%d of %d objects not deleted", res.Results.Failed, res.Results.Matches), what)
 		case res.Results.Limit == 0 || res.Results.Matches <= res.Results.Limit:
 			return nil
 		}

@@ -70,17 +70,17 @@ func (r *Reader) damaged(err error, what string) error {
 type chunkObj struct {
 	ChunkID     textInt `json:"chunk_id"`
 	DocID       textInt `json:"doc_id"`
-	SourceID    int64  `json:"source_id"`
-	Source      string `json:"source"`
-	Path        string `json:"path"`
-	Ord         int    `json:"ord"`
-	StartLine   int    `json:"start_line"`
-	EndLine     int    `json:"end_line"`
-	Heading     string `json:"heading"`
-	Kind        string `json:"kind"`
-	Text        string `json:"text"`
-	Identifiers string `json:"identifiers"`
-	Chars       int    `json:"chars"`
+	SourceID    int64   `json:"source_id"`
+	Source      string  `json:"source"`
+	Path        string  `json:"path"`
+	Ord         int     `json:"ord"`
+	StartLine   int     `json:"start_line"`
+	EndLine     int     `json:"end_line"`
+	Heading     string  `json:"heading"`
+	Kind        string  `json:"kind"`
+	Text        string  `json:"text"`
+	Identifiers string  `json:"identifiers"`
+	Chars       int     `json:"chars"`
 	Additional  struct {
 		ID    string `json:"id"`
 		Score string `json:"score"`

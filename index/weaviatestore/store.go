@@ -387,11 +387,10 @@ func (s *Store) info(ctx context.Context, st *state) index.Info {
 	in.Embedder = g.Meta["embedder"]
 	in.BuiltAt = unixTime(g.Meta["built_at"])
 	n, err := s.count(ctx, chunks)
+	if isMissingClass(err) {
+		in.Damaged = "its collections are missing from the cluster"
+	}
 	if err != nil {
-		var d *index.DamagedError
-		if errors.As(err, &d) {
-			in.Damaged = d.Reason
-		}
 		return in
 	}
 	in.Chunks = n
@@ -559,7 +558,7 @@ func (s *Store) count(ctx context.Context, class string) (int, error) {
 		case ctx.Err() != nil:
 			return 0, ctx.Err()
 		case isMissingClass(err):
-			return 0, err
+			return 0, s.wrap(err, "count "+class)
 		case !errors.Is(err, ErrUnreachable) && !unreachable(err):
 			return 0, s.wrap(err, "count "+class)
 		}

@@ -2,8 +2,12 @@ package weaviatestore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -483,6 +487,76 @@ func TestSingleNode(t *testing.T) {
 		}
 	})
 
+	t.Run("on disk", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "a.md")
+		data := []byte("Set OLLAMA_HOST first.\n")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(path)
+		sum := sha256.Sum256(data)
+		up := index.FileUpdate{Path: "a.md", Size: fi.Size(), MTimeNS: fi.ModTime().UnixNano(), Hash: hex.EncodeToString(sum[:16]),
+			Status: index.StatusIndexed, Chunker: "test", Pieces: []index.Chunk{{Start: 1, End: 1, Kind: "prose", Text: "Set OLLAMA_HOST first."}}}
+		w := begin(t, s, "disk", false)
+		src, err := w.AddSource(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up.SourceID = src.ID
+		if err := w.WriteFiles(ctx, []index.FileUpdate{up}); err != nil {
+			t.Fatal(err)
+		}
+		publish(t, w)
+		r := open(t, s, "disk")
+		changed := func() bool {
+			t.Helper()
+			c, err := r.Changed(ctx, dir, "a.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		if changed() {
+			t.Error("an untouched file is changed")
+		}
+		if c, _ := r.Changed(ctx, dir, "b.md"); !c {
+			t.Error("a file the index does not hold is not changed")
+		}
+		later := fi.ModTime().Add(time.Hour)
+		os.Chtimes(path, later, later)
+		if changed() {
+			t.Error("a touch that kept the bytes is a change")
+		}
+		if st, err := r.Status(ctx); err != nil || len(st.Changed) != 1 || st.Changed[0].Change != "modified" {
+			t.Errorf("Status after a touch: %+v %v", st.Changed, err)
+		}
+		w = begin(t, s, "disk", false)
+		up.MTimeNS = later.UnixNano()
+		if err := w.TouchFiles(ctx, []index.FileUpdate{up}); err != nil {
+			t.Fatal(err)
+		}
+		docs, err := w.Documents(ctx, src.ID)
+		if err != nil || docs["a.md"].MTimeNS != later.UnixNano() || docs["a.md"].Hash != up.Hash || docs["a.md"].Size != fi.Size() {
+			t.Errorf("Documents after TouchFiles: %+v %v", docs, err)
+		}
+		publish(t, w)
+		if st, err := r.Status(ctx); err != nil || len(st.Changed) != 0 || st.Chunks != 1 {
+			t.Errorf("Status after TouchFiles: %+v %v", st, err)
+		}
+		os.WriteFile(path, []byte("Set OLLAMA_HOST last.\n"), 0o644)
+		if !changed() {
+			t.Error("other bytes of the same size are no change")
+		}
+		os.Remove(path)
+		if !changed() {
+			t.Error("a deleted file is no change")
+		}
+		if st, _ := r.Status(ctx); len(st.Changed) != 1 || st.Changed[0].Change != "deleted" {
+			t.Errorf("Status after a delete: %+v", st.Changed)
+		}
+	})
+
 	t.Run("remove", func(t *testing.T) {
 		r := open(t, s, "docs")
 		var asked index.Info
@@ -492,7 +566,7 @@ func TestSingleNode(t *testing.T) {
 		if asked.Name != "docs" || asked.Chunks != 1 {
 			t.Errorf("confirm saw %+v", asked)
 		}
-		if names, err := s.Names(ctx); err != nil || len(names) != 0 {
+		if names, err := s.Names(ctx); err != nil || len(names) != 1 || names[0] != "disk" {
 			t.Errorf("Names after Remove: %v %v", names, err)
 		}
 		if _, err := s.Open(ctx, "docs"); !errors.Is(err, index.ErrNoIndex) {
@@ -545,6 +619,23 @@ func TestThreeNodesOneDown(t *testing.T) {
 		t.Errorf("Chunks with node0 down: %d %v", n, err)
 	}
 	t.Logf("reads with node0 down: %s", time.Since(start))
+	// With node0 down a QUORUM write still works; with node1 down too it
+	// cannot, and says so.
+	w = begin(t, s, "docs", false)
+	write(t, w, fixtureVecs(), fileUpdate(src.ID, "more.md", chReplace))
+	c.Kill(1)
+	start = time.Now()
+	err = w.WriteFiles(ctx, []index.FileUpdate{fileUpdate(src.ID, "late.md", chGarden)})
+	t.Logf("a write without a quorum failed in %s: %v", time.Since(start), err)
+	if !errors.Is(err, ErrNoQuorum) || !strings.Contains(err.Error(), c.Endpoints()[2]) || !strings.Contains(err.Error(), "resumes") {
+		t.Errorf("a write without a quorum: %v", err)
+	}
+	if res := search(t, r, "gardening", nil, index.SearchOptions{}); len(res.Hits) != 1 {
+		t.Errorf("search with one node of three: %v", texts(res.Hits))
+	}
+	c.Start(1)
+	c.WaitHealthy(2)
+
 	// The dead node may be gone from the nodes' list: the endpoints tell.
 	h, err = s.Health(ctx)
 	if err != nil || h.Ready != 2 || h.Endpoints[0].Ready || !h.Endpoints[1].Ready || len(h.Collections) != 4 ||

@@ -82,15 +82,15 @@ func (s *Store) readyNodes(ctx context.Context) (int, error) {
 
 // Writer is one build's access to an index in the cluster.
 type Writer struct {
-	s                       *Store
-	name, gen               string
-	chunks, docs, vectors   string
-	notice                  func(string)
-	mu                      sync.Mutex // st: the lease renewal writes it beside the build
-	st                      *state
-	cache                   map[string][]float32 // vectors PutVectors stored in this run, until used
-	stop, stopped           chan struct{}
-	closeOnce               sync.Once
+	s                     *Store
+	name, gen             string
+	chunks, docs, vectors string
+	notice                func(string)
+	mu                    sync.Mutex // st: the lease renewal writes it beside the build
+	st                    *state
+	cache                 map[string][]float32 // vectors PutVectors stored in this run, until used
+	stop, stopped         chan struct{}
+	closeOnce             sync.Once
 }
 
 var _ index.Writer = (*Writer)(nil)
@@ -253,6 +253,11 @@ func (w *Writer) Close() error {
 		defer cancel()
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		// A writer whose lease lapsed (renewals failed for two minutes)
+		// and was taken over must not write its state over the other's.
+		if back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency); err == nil && back != nil && back.LockHolder != w.s.holder {
+			return
+		}
 		w.st.LockHolder, w.st.LockExpires = "", 0
 		err = w.s.writeState(ctx, w.st)
 	})
@@ -345,16 +350,16 @@ func (w *Writer) root(sourceID int64) string {
 // docObj is a document object as read back.
 type docObj struct {
 	DocID     textInt `json:"doc_id"`
-	SourceID  int64  `json:"source_id"`
-	Path      string `json:"path"`
+	SourceID  int64   `json:"source_id"`
+	Path      string  `json:"path"`
 	Size      textInt `json:"size"`
-	MTimeNS   string `json:"mtime_ns"`
-	Hash      string `json:"hash"`
-	Status    string `json:"status"`
-	Reason    string `json:"reason"`
-	Chunker   string `json:"chunker"`
-	IndexedAt string `json:"indexed_at"`
-	Chunks    int    `json:"chunks"`
+	MTimeNS   string  `json:"mtime_ns"`
+	Hash      string  `json:"hash"`
+	Status    string  `json:"status"`
+	Reason    string  `json:"reason"`
+	Chunker   string  `json:"chunker"`
+	IndexedAt string  `json:"indexed_at"`
+	Chunks    int     `json:"chunks"`
 }
 
 var docFields = []string{"doc_id", "source_id", "path", "size", "mtime_ns", "hash", "status", "reason", "chunker", "indexed_at", "chunks"}
