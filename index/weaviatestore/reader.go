@@ -31,9 +31,51 @@ type Reader struct {
 	s                     *Store
 	name, gen             string
 	chunks, docs, vectors string
-	meta                  map[string]string
-	sources               []index.Source
-	roots                 map[int64]string
+
+	mu sync.Mutex
+	v  *view
+}
+
+// view is the generation's meta keys and sources as last read. A build
+// that refreshes this generation (not a rebuild) adds sources and, in a
+// first build, the embedder's dimension while readers have it open: the
+// view is read again when it is older than viewTTL.
+type view struct {
+	meta    map[string]string
+	sources []index.Source
+	roots   map[int64]string
+	at      time.Time
+}
+
+const viewTTL = 5 * time.Second
+
+func newView(g *genState) *view {
+	v := &view{meta: g.Meta, sources: g.Sources, roots: map[int64]string{}, at: time.Now()}
+	for _, src := range g.Sources {
+		v.roots[src.ID] = src.Root
+	}
+	return v
+}
+
+// view is the current view, read again when stale; the old one serves
+// when the cluster cannot say.
+func (r *Reader) view(ctx context.Context) *view {
+	r.mu.Lock()
+	v := r.v
+	r.mu.Unlock()
+	if time.Since(v.at) < viewTTL {
+		return v
+	}
+	st, err := r.s.readState(ctx, r.name, r.s.cfg.ReadConsistency)
+	if err == nil && st != nil && st.Gens[r.gen] != nil {
+		v = newView(st.gen(r.gen))
+	} else {
+		v = &view{meta: v.meta, sources: v.sources, roots: v.roots, at: time.Now()}
+	}
+	r.mu.Lock()
+	r.v = v
+	r.mu.Unlock()
+	return v
 }
 
 var _ index.Reader = (*Reader)(nil)
@@ -46,24 +88,29 @@ func (r *Reader) Close() error { return nil }
 
 // EmbedderModel is the model that embedded the index, or "none".
 func (r *Reader) EmbedderModel(ctx context.Context) string {
-	if m := r.meta["embedder"]; m != "" {
+	if m := r.view(ctx).meta["embedder"]; m != "" {
 		return m
 	}
 	return "none"
 }
 
-func (r *Reader) dim() int {
-	d, _ := strconv.Atoi(r.meta["dim"])
+func (r *Reader) dim(ctx context.Context) int {
+	d, _ := strconv.Atoi(r.view(ctx).meta["dim"])
 	return d
 }
 
 // damaged turns "the collection is gone" into the index's DamagedError:
-// an index is a cache of its sources, and the fix is to rebuild it.
-func (r *Reader) damaged(err error, what string) error {
-	if err != nil && isMissingClass(err) {
-		return &index.DamagedError{Index: r.name, Reason: "its collections are missing from the cluster", Err: err}
+// an index is a cache of its sources, and the fix is to rebuild it; or,
+// when a rebuild replaced this generation since it was opened, to open
+// it again.
+func (r *Reader) damaged(ctx context.Context, err error, what string) error {
+	if err == nil || !isMissingClass(err) {
+		return r.s.wrap(err, what)
 	}
-	return r.s.wrap(err, what)
+	if st, _ := r.s.readState(ctx, r.name, r.s.cfg.ReadConsistency); st != nil && st.Current != "" && st.Current != r.gen {
+		return &index.DamagedError{Index: r.name, Reason: "a rebuild replaced the generation this reader opened", Fix: "open it again", Err: err}
+	}
+	return &index.DamagedError{Index: r.name, Reason: "its collections are missing from the cluster", Err: err}
 }
 
 // chunkObj is a chunk object as read back.
@@ -90,10 +137,10 @@ type chunkObj struct {
 var hitFields = append(fields("chunk_id", "source_id", "source", "path", "start_line", "end_line", "heading", "kind", "text", "identifiers"),
 	additional("id", "score"))
 
-func (r *Reader) hit(c chunkObj) index.Hit {
+func (v *view) hit(c chunkObj) index.Hit {
 	root := c.Source
 	if root == "" {
-		root = r.roots[c.SourceID]
+		root = v.roots[c.SourceID]
 	}
 	return index.Hit{ChunkID: int64(c.ChunkID), Source: sourceDir(root, c.Path), Path: c.Path, Start: c.StartLine, End: c.EndLine,
 		Heading: c.Heading, Kind: c.Kind, Text: c.Text}
@@ -123,9 +170,11 @@ func setDefaults(opt *index.SearchOptions) {
 func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, opt index.SearchOptions, embed time.Duration) (index.Results, error) {
 	setDefaults(&opt)
 	res := index.Results{Mode: "lexical", Timings: index.Timings{Embed: embed}}
-	useVec := vec != nil && r.dim() > 0
-	if useVec && len(vec) != r.dim() {
-		return res, fmt.Errorf("%w: the query has %d dimensions, index %q %d", index.ErrDimension, len(vec), r.name, r.dim())
+	v := r.view(ctx)
+	dim := r.dim(ctx)
+	useVec := vec != nil && dim > 0
+	if useVec && len(vec) != dim {
+		return res, fmt.Errorf("%w: the query has %d dimensions, index %q %d", index.ErrDimension, len(vec), r.name, dim)
 	}
 	q := cleanQuery(query)
 	lexical := !opt.NoLexical && strings.TrimSpace(q) != ""
@@ -136,7 +185,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		}
 	}
 	if useVec && lexical && r.s.cfg.Hybrid == HybridWeaviate {
-		return r.weaviateHybrid(ctx, query, q, vec, opt, res)
+		return r.weaviateHybrid(ctx, v, query, q, vec, opt, res)
 	}
 	var lex, vecHits []chunkObj
 	var lexErr, vecErr error
@@ -162,7 +211,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	}
 	wg.Wait()
 	if err := errors.Join(lexErr, vecErr); err != nil {
-		return res, r.damaged(err, "search index "+strconv.Quote(r.name))
+		return res, r.damaged(ctx, err, "search index "+strconv.Quote(r.name))
 	}
 	t := time.Now()
 	type cand struct {
@@ -207,7 +256,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		order = order[:opt.Limit]
 	}
 	for _, c := range order {
-		h := r.hit(c.obj)
+		h := v.hit(c.obj)
 		h.Score, h.LexicalRank, h.VectorRank, h.Coverage = c.score, c.lex, c.vec, c.cover
 		res.Hits = append(res.Hits, h)
 	}
@@ -217,7 +266,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 
 // weaviateHybrid is SearchVector by Weaviate's hybrid search: its score,
 // no per-retriever ranks.
-func (r *Reader) weaviateHybrid(ctx context.Context, query, q string, vec []float32, opt index.SearchOptions, res index.Results) (index.Results, error) {
+func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, vec []float32, opt index.SearchOptions, res index.Results) (index.Results, error) {
 	t := time.Now()
 	var objs []chunkObj
 	err := r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
@@ -225,12 +274,12 @@ func (r *Reader) weaviateHybrid(ctx context.Context, query, q string, vec []floa
 			WithFusionType(graphql.RelativeScore).WithProperties(bm25Props)).WithFields(hitFields...).WithLimit(opt.Limit)
 	}, &objs)
 	if err != nil {
-		return res, r.damaged(err, "search index "+strconv.Quote(r.name))
+		return res, r.damaged(ctx, err, "search index "+strconv.Quote(r.name))
 	}
 	res.Timings.Vector = time.Since(t)
 	words := bm25.QueryWords(query)
 	for _, o := range objs {
-		h := r.hit(o)
+		h := v.hit(o)
 		h.Score, _ = strconv.ParseFloat(o.Additional.Score, 64)
 		h.Coverage = coverage(words, o)
 		res.Hits = append(res.Hits, h)
@@ -331,14 +380,15 @@ func (r *Reader) document(ctx context.Context, p string) (docRef, error) {
 	if strings.TrimSpace(p) == "" {
 		return docRef{}, fmt.Errorf("%w: the path is empty", index.ErrNotIndexed)
 	}
-	roots := make([]string, len(r.sources))
-	for i, s := range r.sources {
+	sources := r.view(ctx).sources
+	roots := make([]string, len(sources))
+	for i, s := range sources {
 		roots[i] = s.Root
 	}
 	var cands []docRef
 	if filepath.IsAbs(p) {
 		clean := filepath.Clean(p)
-		for _, s := range r.sources {
+		for _, s := range sources {
 			for _, dir := range []string{s.Root, filepath.Dir(s.Root)} {
 				if rel, err := filepath.Rel(dir, clean); err == nil && filepath.IsLocal(rel) {
 					cands = append(cands, docRef{src: s, rel: filepath.ToSlash(rel)})
@@ -349,7 +399,7 @@ func (r *Reader) document(ctx context.Context, p string) (docRef, error) {
 		if !filepath.IsLocal(p) {
 			return docRef{}, fmt.Errorf("%w: %s leads outside the index's sources (%s)", index.ErrNotIndexed, p, strings.Join(roots, ", "))
 		}
-		for _, s := range r.sources {
+		for _, s := range sources {
 			cands = append(cands, docRef{src: s, rel: filepath.ToSlash(filepath.Clean(p))})
 		}
 	}
@@ -364,7 +414,7 @@ func (r *Reader) document(ctx context.Context, p string) (docRef, error) {
 			return b.WithWhere(idIn(ids)).WithFields(fields(docFields...)...).WithLimit(len(ids))
 		}, &docs)
 		if err != nil {
-			return docRef{}, r.damaged(err, "read index "+strconv.Quote(r.name))
+			return docRef{}, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 		}
 		for _, c := range cands {
 			for _, d := range docs {
@@ -420,7 +470,7 @@ func (r *Reader) ReadPassage(ctx context.Context, p string, start, end, maxLines
 			WithFields(append(fields("ord", "start_line", "end_line", "text"), additional("id"))...).WithLimit(maxPassageChunks)
 	}, &chunks)
 	if err != nil {
-		return out, r.damaged(err, "read index "+strconv.Quote(r.name))
+		return out, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	sort.Slice(chunks, func(i, j int) bool { return chunks[i].Ord < chunks[j].Ord })
 	var texts []string
@@ -457,7 +507,7 @@ func (r *Reader) SampleChunks(ctx context.Context, n, minChars int, seed uint64)
 		return nil
 	})
 	if err != nil {
-		return nil, r.damaged(err, "read index "+strconv.Quote(r.name))
+		return nil, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -474,16 +524,17 @@ func (r *Reader) SampleChunks(ctx context.Context, n, minChars int, seed uint64)
 			return b.WithWhere(idsIn("chunk_id", group)).WithFields(hitFields...).WithLimit(len(group) * 2)
 		}, &objs)
 		if err != nil {
-			return nil, r.damaged(err, "read index "+strconv.Quote(r.name))
+			return nil, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 		}
 		for _, o := range objs {
 			byID[int64(o.ChunkID)] = o
 		}
 	}
+	v := r.view(ctx)
 	out := make([]index.Hit, 0, len(ids))
 	for _, id := range ids {
 		if o, ok := byID[id]; ok {
-			out = append(out, r.hit(o))
+			out = append(out, v.hit(o))
 		}
 	}
 	return out, nil
@@ -496,13 +547,14 @@ func (r *Reader) Files(ctx context.Context) ([]index.File, error) {
 		f   index.File
 	}
 	var fs []file
+	roots := r.view(ctx).roots
 	err := r.s.scanDocs(ctx, r.docs, func(d docObj) {
 		if d.Status == index.StatusIndexed {
-			fs = append(fs, file{d.SourceID, index.File{Source: sourceDir(r.roots[d.SourceID], d.Path), Path: d.Path}})
+			fs = append(fs, file{d.SourceID, index.File{Source: sourceDir(roots[d.SourceID], d.Path), Path: d.Path}})
 		}
 	})
 	if err != nil {
-		return nil, r.damaged(err, "read index "+strconv.Quote(r.name))
+		return nil, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	sort.Slice(fs, func(i, j int) bool {
 		if fs[i].src != fs[j].src {
@@ -521,7 +573,7 @@ func (r *Reader) Files(ctx context.Context) ([]index.File, error) {
 func (r *Reader) Chunks(ctx context.Context) (int, error) {
 	n, err := r.s.count(ctx, r.chunks)
 	if err != nil {
-		return 0, r.damaged(err, "count chunks")
+		return 0, r.damaged(ctx, err, "count chunks")
 	}
 	return n, nil
 }
@@ -532,9 +584,10 @@ func (r *Reader) Chunks(ctx context.Context) (int, error) {
 // another mtime with other bytes).
 func (r *Reader) Changed(ctx context.Context, dir, rel string) (bool, error) {
 	var src *index.Source
-	for i, s := range r.sources {
+	sources := r.view(ctx).sources
+	for i, s := range sources {
 		if s.Root == dir || s.Root == filepath.Join(dir, rel) {
-			src = &r.sources[i]
+			src = &sources[i]
 			break
 		}
 	}
@@ -549,7 +602,7 @@ func (r *Reader) Changed(ctx context.Context, dir, rel string) (bool, error) {
 		return b.WithWhere(idIn([]string{docUUID(src.ID, rel)})).WithFields(fields(docFields...)...).WithLimit(1)
 	}, &docs)
 	if err != nil {
-		return false, r.damaged(err, "read index "+strconv.Quote(r.name))
+		return false, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	if len(docs) == 0 || docs[0].Status != index.StatusIndexed {
 		return true, nil
@@ -594,7 +647,8 @@ func fileHash(path string, limit int64) (string, error) {
 func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	st := index.Status{Index: r.name, Path: r.s.endpoints() + " " + r.chunks, Sources: []string{}, Skipped: []index.SkippedFile{},
 		Changed: []index.Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}}
-	for _, s := range r.sources {
+	v := r.view(ctx)
+	for _, s := range v.sources {
 		st.Sources = append(st.Sources, s.Root)
 	}
 	if err := r.Check(ctx); err != nil {
@@ -606,12 +660,12 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 		return st, err
 	}
 	onDisk := map[int64]bool{}
-	for _, s := range r.sources {
+	for _, s := range v.sources {
 		_, err := os.Stat(s.Root)
 		onDisk[s.ID] = err == nil
 	}
 	err := r.s.scanDocs(ctx, r.docs, func(d docObj) {
-		root := r.roots[d.SourceID]
+		root := v.roots[d.SourceID]
 		switch d.Status {
 		case index.StatusSkipped:
 			st.Skipped = append(st.Skipped, index.SkippedFile{Path: joinSource(root, d.Path), Reason: d.Reason})
@@ -630,18 +684,18 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 		}
 	})
 	if err != nil {
-		return st, r.damaged(err, "read index "+strconv.Quote(r.name))
+		return st, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {
 		return st, err
 	}
 	if st.Vectors, err = r.s.count(ctx, r.vectors); err != nil {
-		return st, r.damaged(err, "count vectors")
+		return st, r.damaged(ctx, err, "count vectors")
 	}
 	st.Embedder = r.EmbedderModel(ctx)
-	st.Chunker = r.meta["chunker"]
-	st.Dimension = r.dim()
-	st.BuiltAt = unixTime(r.meta["built_at"])
+	st.Chunker = v.meta["chunker"]
+	st.Dimension = r.dim(ctx)
+	st.BuiltAt = unixTime(v.meta["built_at"])
 	st.ChunksByKind = r.chunksByKind(ctx)
 	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Path < st.Skipped[j].Path })
 	sort.Slice(st.Changed, func(i, j int) bool { return st.Changed[i].Path < st.Changed[j].Path })
@@ -708,7 +762,7 @@ func (r *Reader) CheckGraph(ctx context.Context) (index.GraphStatus, error) {
 		return gs, r.s.wrap(err, "count chunks")
 	}
 	if gs.Vectors, err = r.s.count(ctx, r.vectors); err != nil {
-		return gs, r.damaged(err, "count vectors")
+		return gs, r.damaged(ctx, err, "count vectors")
 	}
 	return gs, nil
 }

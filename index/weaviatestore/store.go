@@ -441,11 +441,7 @@ func (s *Store) open(ctx context.Context, name string) (*Reader, error) {
 	if st == nil || st.Current == "" {
 		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
 	}
-	g := st.gen(st.Current)
-	r := &Reader{s: s, name: name, gen: st.Current, meta: g.Meta, roots: map[int64]string{}, sources: g.Sources}
-	for _, src := range g.Sources {
-		r.roots[src.ID] = src.Root
-	}
+	r := &Reader{s: s, name: name, gen: st.Current, v: newView(st.gen(st.Current))}
 	r.chunks, r.docs, r.vectors = s.class(name, st.Current, kindChunks), s.class(name, st.Current, kindDocs), s.class(name, st.Current, kindVectors)
 	return r, nil
 }
