@@ -501,9 +501,16 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	if err := s.leaseHeld(st); err != nil {
 		return index.Info{}, fmt.Errorf("cannot remove index %q: %w", name, err)
 	}
+	// Held from here on, so that no build begins while confirm asks.
+	st.LockHolder, st.LockExpires = s.holder, time.Now().Add(leaseTTL).UnixMilli()
+	if err := s.writeState(ctx, st); err != nil {
+		return index.Info{}, err
+	}
 	in := s.info(ctx, st)
 	if confirm != nil {
 		if err := confirm(in); err != nil {
+			st.LockHolder, st.LockExpires = "", 0
+			s.writeState(context.WithoutCancel(ctx), st)
 			return in, err
 		}
 	}

@@ -559,6 +559,18 @@ func TestSingleNode(t *testing.T) {
 
 	t.Run("remove", func(t *testing.T) {
 		r := open(t, s, "docs")
+		no := errors.New("no")
+		if _, err := s.Remove(ctx, "docs", func(index.Info) error {
+			if _, err := newStore(t, c, "Lore").BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, index.ErrLocked) {
+				t.Errorf("a build while Remove asks: %v", err)
+			}
+			return no
+		}); err != no {
+			t.Fatalf("Remove, refused: %v", err)
+		}
+		if n := chunkCount(t, open(t, s, "docs")); n != 1 {
+			t.Errorf("a refused Remove left %d chunks", n)
+		}
 		var asked index.Info
 		if _, err := s.Remove(ctx, "docs", func(in index.Info) error { asked = in; return nil }); err != nil {
 			t.Fatal(err)

@@ -730,5 +730,8 @@ func (w *Writer) gcVectors(ctx context.Context, progress func(string, int, int))
 			return err
 		}
 	}
+	if progress != nil {
+		progress("vectors", len(unused), len(unused))
+	}
 	return nil
 }
