@@ -1,0 +1,211 @@
+package weaviatestore
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate/entities/models"
+)
+
+// prop is a property as lore creates it.
+type prop struct {
+	name, dataType, tokenization string
+	indexed                      bool // filterable (and searchable for text)
+}
+
+// Numbers past 2^31 (chunk_id, doc_id) are text: GraphQL's Int is 32
+// bits, and Weaviate answers such a value of an int property as null.
+//
+// Tokenization: text and heading by words (BM25 over prose); identifiers
+// lowercased and split on whitespace only, so that the squashed forms
+// (ollamahost, execlookpath, getuserbyid) match a query's whole; paths,
+// kinds and hashes whole (filters).
+var chunkProps = []prop{
+	{"text", "text", "word", true},
+	{"heading", "text", "word", true},
+	{"identifiers", "text", "lowercase", true},
+	{"path", "text", "field", true},
+	{"source", "text", "field", true},
+	{"source_id", "int", "", true},
+	{"doc_id", "text", "field", true},
+	{"chunk_id", "text", "field", true},
+	{"ord", "int", "", false},
+	{"start_line", "int", "", true},
+	{"end_line", "int", "", true},
+	{"chars", "int", "", false},
+	{"kind", "text", "field", true},
+	{"hash", "text", "field", true},
+	{"version", "text", "field", true},
+}
+
+// Numbers past 2^31 are text: GraphQL's Int is 32 bits, and Weaviate
+// answers such a value of an int property as null (ids, sizes, times).
+var docProps = []prop{
+	{"doc_id", "text", "field", true},
+	{"source_id", "int", "", true},
+	{"path", "text", "field", true},
+	{"size", "text", "field", false},
+	{"mtime_ns", "text", "field", false},
+	{"hash", "text", "field", false},
+	{"status", "text", "field", true},
+	{"reason", "text", "field", false},
+	{"chunker", "text", "field", false},
+	{"indexed_at", "text", "field", false},
+	{"chunks", "int", "", false},
+	{"version", "text", "field", false},
+}
+
+var vectorProps = []prop{{"hash", "text", "field", true}}
+
+var metaProps = []prop{
+	{"name", "text", "field", true},
+	{"current", "text", "field", false},
+	{"next", "text", "field", false},
+	{"generations", "text", "field", false},
+	{"remembered", "text", "field", false},
+	{"lock_holder", "text", "field", false},
+	{"lock_expires", "int", "", false},
+}
+
+func propsOf(kind string) []prop {
+	switch kind {
+	case kindChunks:
+		return chunkProps
+	case kindDocs:
+		return docProps
+	case kindVectors:
+		return vectorProps
+	}
+	return metaProps
+}
+
+// classDef is the collection lore creates for kind. Only Chunks has a
+// vector index (HNSW, cosine, as lore's own graph); the others store no
+// vector (Docs, Meta) or store it without indexing it (Vectors: skip).
+// One shard: BM25 statistics are per shard, and with several the same
+// query scored the same chunk differently from run to run; replication
+// still puts a copy on `replication` nodes.
+func classDef(name, kind string, replication int) *models.Class {
+	c := &models.Class{
+		Class:             name,
+		Vectorizer:        "none",
+		ReplicationConfig: &models.ReplicationConfig{Factor: int64(replication)},
+		ShardingConfig:    map[string]any{"desiredCount": 1},
+	}
+	if kind == kindChunks {
+		c.VectorIndexConfig = map[string]any{"distance": "cosine"}
+	} else {
+		c.VectorIndexConfig = map[string]any{"skip": true}
+	}
+	for _, p := range propsOf(kind) {
+		indexed := p.indexed
+		mp := &models.Property{Name: p.name, DataType: []string{p.dataType}, IndexFilterable: &indexed}
+		if p.dataType == "text" {
+			mp.Tokenization = p.tokenization
+			searchable := indexed && kind == kindChunks // BM25 reads Chunks only
+			mp.IndexSearchable = &searchable
+		}
+		c.Properties = append(c.Properties, mp)
+	}
+	return c
+}
+
+// getClass is the class as the cluster has it, nil when there is none.
+func (s *Store) getClass(ctx context.Context, name string) (*models.Class, error) {
+	var out *models.Class
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		cl, err := c.Schema().ClassGetter().WithClassName(name).Do(ctx)
+		if statusCode(err) == http.StatusNotFound {
+			out = nil
+			return nil
+		}
+		out = cl
+		return err
+	})
+	return out, err
+}
+
+// ensureClass creates the class unless it exists. A create that timed out
+// on one node and is retried on another may find it made: that is fine.
+func (s *Store) ensureClass(ctx context.Context, def *models.Class) error {
+	have, err := s.getClass(ctx, def.Class)
+	if err != nil || have != nil {
+		return s.wrap(err, "read the schema")
+	}
+	err = s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		return c.Schema().ClassCreator().WithClass(def).Do(ctx)
+	})
+	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already exists") {
+		return nil
+	}
+	if err == nil {
+		s.setFactor(def.Class, int(def.ReplicationConfig.Factor))
+	}
+	return s.wrap(err, "create collection "+def.Class)
+}
+
+func (s *Store) deleteClass(ctx context.Context, name string) error {
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		err := c.Schema().ClassDeleter().WithClassName(name).Do(ctx)
+		if statusCode(err) == http.StatusNotFound {
+			return nil
+		}
+		return err
+	})
+	s.mu.Lock()
+	delete(s.factors, name)
+	s.mu.Unlock()
+	return s.wrap(err, "delete collection "+name)
+}
+
+// factor is the class's replication factor (read once per Store): a
+// GraphQL Get takes a consistency level only on a replicated class.
+func (s *Store) factor(ctx context.Context, class string) int {
+	s.mu.Lock()
+	f, ok := s.factors[class]
+	s.mu.Unlock()
+	if ok {
+		return f
+	}
+	cl, err := s.getClass(ctx, class)
+	if err != nil || cl == nil || cl.ReplicationConfig == nil {
+		return 1
+	}
+	s.setFactor(class, int(cl.ReplicationConfig.Factor))
+	return int(cl.ReplicationConfig.Factor)
+}
+
+func (s *Store) setFactor(class string, f int) {
+	s.mu.Lock()
+	s.factors[class] = f
+	s.mu.Unlock()
+}
+
+// schemaProblems compares a class with what lore creates for kind: "" when
+// it is as lore made it.
+func schemaProblems(have *models.Class, kind string) string {
+	var probs []string
+	if have.Vectorizer != "none" && have.Vectorizer != "" {
+		probs = append(probs, "vectorizer "+have.Vectorizer+" (lore sends its own vectors: none)")
+	}
+	byName := map[string]*models.Property{}
+	for _, p := range have.Properties {
+		byName[p.Name] = p
+	}
+	for _, want := range propsOf(kind) {
+		p := byName[want.name]
+		switch {
+		case p == nil:
+			probs = append(probs, want.name+" missing")
+		case !slices.Equal(p.DataType, []string{want.dataType}):
+			probs = append(probs, fmt.Sprintf("%s is %s, not %s", want.name, strings.Join(p.DataType, ","), want.dataType))
+		case want.dataType == "text" && p.Tokenization != want.tokenization:
+			probs = append(probs, fmt.Sprintf("%s is tokenized %s, not %s", want.name, p.Tokenization, want.tokenization))
+		}
+	}
+	return strings.Join(probs, "; ")
+}

@@ -1,0 +1,737 @@
+package weaviatestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-openapi/strfmt"
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/bm25"
+	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
+	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
+	"github.com/weaviate/weaviate/entities/models"
+	"golang.org/x/sync/errgroup"
+)
+
+// A writer's lease: held in the index's meta object, renewed while the
+// Writer is open, given back by Close. A writer killed without Close
+// leaves it until it expires, unless it ran on this machine and its
+// process is gone (then it is taken over at once).
+const (
+	leaseTTL   = 2 * time.Minute
+	leaseRenew = 30 * time.Second
+)
+
+// leaseHeld is ErrLocked when another writer's lease on st is live.
+func (s *Store) leaseHeld(st *state) error {
+	if st.LockHolder == "" || st.LockHolder == s.holder || time.Now().UnixMilli() >= st.LockExpires || holderGone(st.LockHolder) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is writing it (its lease runs until %s): wait for that build to end",
+		index.ErrLocked, clip(st.LockHolder), time.UnixMilli(st.LockExpires).Format("15:04:05"))
+}
+
+// holderGone tells whether a lease holder ("host pid N (...)") ran on
+// this machine and its process no longer exists.
+func holderGone(holder string) bool {
+	host, rest, ok := strings.Cut(holder, " pid ")
+	me, _ := os.Hostname()
+	if !ok || host != me {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, " ")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// readyNodes counts the cluster's HEALTHY nodes.
+func (s *Store) readyNodes(ctx context.Context) (int, error) {
+	var resp *models.NodesStatusResponse
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		var err error
+		resp, err = c.Cluster().NodesStatusGetter().Do(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, s.wrap(err, "read the cluster's nodes")
+	}
+	n := 0
+	for _, nd := range resp.Nodes {
+		if nd.Status != nil && *nd.Status == models.NodeStatusStatusHEALTHY {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Writer is one build's access to an index in the cluster.
+type Writer struct {
+	s                     *Store
+	name, gen             string
+	chunks, docs, vectors string
+	notice                func(string)
+	mu                    sync.Mutex // st: the lease renewal writes it beside the build
+	st                    *state
+	cache                 map[string][]float32 // vectors PutVectors stored in this run, until used
+	stop, stopped         chan struct{}
+	closeOnce             sync.Once
+}
+
+var _ index.Writer = (*Writer)(nil)
+
+// BeginWrite opens req.Name for writing: it takes the index's lease,
+// decides the generation (a rebuild's new one, an interrupted rebuild's,
+// or the current one) and creates its collections.
+func (s *Store) BeginWrite(ctx context.Context, req index.WriteRequest) (index.Writer, error) {
+	return s.beginWrite(ctx, req)
+}
+
+func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer, error) {
+	st, err := s.readState(ctx, req.Name, s.cfg.WriteConsistency)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		if err := s.leaseHeld(st); err != nil {
+			return nil, fmt.Errorf("index %q: %w", req.Name, err)
+		}
+	}
+	exists := st != nil && (st.Current != "" || st.Next != "")
+	if req.Before != nil {
+		if err := req.Before(exists); err != nil {
+			return nil, err
+		}
+	}
+	if st == nil {
+		st = &state{Name: req.Name}
+	}
+	factor := s.cfg.Replication
+	if factor == 0 {
+		n, err := s.readyNodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		factor = max(1, min(3, n))
+	}
+	if err := s.ensureClass(ctx, classDef(metaClass(s.cfg.CollectionPrefix), "", factor)); err != nil {
+		return nil, err
+	}
+	notice := req.Notice
+	if notice == nil {
+		notice = func(string) {}
+	}
+	var gen string
+	switch {
+	case st.Next != "":
+		gen = st.Next // finish the interrupted rebuild first
+		notice("resuming an interrupted rebuild")
+	case st.Current == "":
+		// Nothing to protect readers from: publish at once, so that an
+		// interrupted first build is resumed rather than started over.
+		gen = newGeneration()
+		st.Current = gen
+	case req.Rebuild:
+		gen = newGeneration()
+		st.Next = gen
+	default:
+		gen = st.Current
+	}
+	gs := st.gen(gen)
+	if gs.Replication == 0 {
+		gs.Replication = factor
+	}
+	st.LockHolder, st.LockExpires = s.holder, time.Now().Add(leaseTTL).UnixMilli()
+	if err := s.writeState(ctx, st); err != nil {
+		return nil, err
+	}
+	// No compare-and-set in Weaviate: read the lease back, so that of two
+	// writers that began at once the one whose write landed second (and
+	// so lost) sees it.
+	back, err := s.readState(ctx, req.Name, s.cfg.WriteConsistency)
+	if err != nil {
+		return nil, err
+	}
+	if back == nil || back.LockHolder != s.holder {
+		holder := "another writer"
+		if back != nil {
+			holder = back.LockHolder
+		}
+		return nil, fmt.Errorf("index %q: %w: %s began writing it at the same time", req.Name, index.ErrLocked, clip(holder))
+	}
+	w := &Writer{
+		s: s, name: req.Name, gen: gen, st: st, notice: notice,
+		chunks: s.class(req.Name, gen, kindChunks), docs: s.class(req.Name, gen, kindDocs), vectors: s.class(req.Name, gen, kindVectors),
+		cache: map[string][]float32{}, stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	go w.renew()
+	for _, k := range kinds {
+		if err := s.ensureClass(ctx, classDef(s.class(req.Name, gen, k), k, gs.Replication)); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	if err := w.dropStale(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// dropStale deletes the collections of generations neither Current nor
+// Next names: what a Publish cut short after its flip left behind.
+func (w *Writer) dropStale(ctx context.Context) error {
+	w.mu.Lock()
+	var stale []string
+	for g := range w.st.Gens {
+		if g != w.st.Current && g != w.st.Next {
+			stale = append(stale, g)
+		}
+	}
+	w.mu.Unlock()
+	for _, g := range stale {
+		for _, k := range kinds {
+			if err := w.s.deleteClass(ctx, w.s.class(w.name, g, k)); err != nil {
+				return err
+			}
+		}
+		w.mu.Lock()
+		delete(w.st.Gens, g)
+		err := w.s.writeState(ctx, w.st)
+		w.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renew extends the lease until Close.
+func (w *Writer) renew() {
+	defer close(w.stopped)
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), w.s.cfg.Timeout)
+			w.mu.Lock()
+			w.st.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
+			// A failed renewal is tried again at the next tick; the lease
+			// outlives two misses.
+			w.s.writeState(ctx, w.st)
+			w.mu.Unlock()
+			cancel()
+		}
+	}
+}
+
+// Close gives the lease back.
+func (w *Writer) Close() error {
+	var err error
+	w.closeOnce.Do(func() {
+		close(w.stop)
+		<-w.stopped
+		ctx, cancel := context.WithTimeout(context.Background(), w.s.cfg.Timeout)
+		defer cancel()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		// A writer whose lease lapsed (renewals failed for two minutes)
+		// and was taken over must not write its state over the other's.
+		if back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency); err == nil && back != nil && back.LockHolder != w.s.holder {
+			return
+		}
+		w.st.LockHolder, w.st.LockExpires = "", 0
+		err = w.s.writeState(ctx, w.st)
+	})
+	return err
+}
+
+// setState changes the meta object under the writer's lock and writes it.
+func (w *Writer) setState(ctx context.Context, fn func(st *state)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fn(w.st)
+	return w.s.writeState(ctx, w.st)
+}
+
+func (w *Writer) genState() *genState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st.gen(w.gen)
+}
+
+// PreviousSources are the roots a rebuild with no paths starts from.
+func (w *Writer) PreviousSources(ctx context.Context) ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.st.Remembered; r != nil && len(r.Sources) > 0 {
+		return slices.Clone(r.Sources), nil
+	}
+	roots := []string{}
+	if w.st.Current != "" {
+		for _, src := range w.st.gen(w.st.Current).Sources {
+			roots = append(roots, src.Root)
+		}
+	}
+	return roots, nil
+}
+
+// Meta is a meta key of the generation being written.
+func (w *Writer) Meta(ctx context.Context, key string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st.gen(w.gen).Meta[key], nil
+}
+
+// SetMeta sets meta keys (key, value, key, value...) of the generation.
+func (w *Writer) SetMeta(ctx context.Context, kv ...string) error {
+	if len(kv)%2 != 0 {
+		return fmt.Errorf("SetMeta: %d arguments: give keys and values in pairs", len(kv))
+	}
+	return w.setState(ctx, func(st *state) {
+		m := st.gen(w.gen).Meta
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+	})
+}
+
+// Sources are the generation's sources.
+func (w *Writer) Sources(ctx context.Context) ([]index.Source, error) {
+	return slices.Clone(w.genState().Sources), nil
+}
+
+// AddSource adds root to the generation's sources, once.
+func (w *Writer) AddSource(ctx context.Context, root string) (index.Source, error) {
+	var src index.Source
+	err := w.setState(ctx, func(st *state) {
+		gs := st.gen(w.gen)
+		var top int64
+		for _, s := range gs.Sources {
+			if s.Root == root {
+				src = s
+				return
+			}
+			top = max(top, s.ID)
+		}
+		src = index.Source{ID: top + 1, Root: root}
+		gs.Sources = append(gs.Sources, src)
+	})
+	return src, err
+}
+
+func (w *Writer) root(sourceID int64) string {
+	for _, s := range w.genState().Sources {
+		if s.ID == sourceID {
+			return s.Root
+		}
+	}
+	return ""
+}
+
+// docObj is a document object as read back.
+type docObj struct {
+	DocID     textInt `json:"doc_id"`
+	SourceID  int64   `json:"source_id"`
+	Path      string  `json:"path"`
+	Size      textInt `json:"size"`
+	MTimeNS   string  `json:"mtime_ns"`
+	Hash      string  `json:"hash"`
+	Status    string  `json:"status"`
+	Reason    string  `json:"reason"`
+	Chunker   string  `json:"chunker"`
+	IndexedAt string  `json:"indexed_at"`
+	Chunks    int     `json:"chunks"`
+}
+
+var docFields = []string{"doc_id", "source_id", "path", "size", "mtime_ns", "hash", "status", "reason", "chunker", "indexed_at", "chunks"}
+
+func (d docObj) state() index.DocState {
+	mt, _ := strconv.ParseInt(d.MTimeNS, 10, 64)
+	at, _ := strconv.ParseInt(d.IndexedAt, 10, 64)
+	return index.DocState{ID: int64(d.DocID), Size: int64(d.Size), MTimeNS: mt, Hash: d.Hash, Status: d.Status, Reason: d.Reason, Chunker: d.Chunker, IndexedAt: at}
+}
+
+// scanDocs calls fn with every document object of class.
+func (s *Store) scanDocs(ctx context.Context, class string, fn func(docObj)) error {
+	return s.scan(ctx, class, docFields, maxScan, func(o map[string]any) error {
+		var d docObj
+		if err := remarshal(o, &d); err != nil {
+			return err
+		}
+		fn(d)
+		return nil
+	})
+}
+
+// Documents are the files of a source the generation knows, by path.
+func (w *Writer) Documents(ctx context.Context, sourceID int64) (map[string]index.DocState, error) {
+	out := map[string]index.DocState{}
+	err := w.s.scanDocs(ctx, w.docs, func(d docObj) {
+		if d.SourceID == sourceID {
+			out[d.Path] = d.state()
+		}
+	})
+	return out, w.s.wrap(err, "read the documents of index "+strconv.Quote(w.name))
+}
+
+// idGroup is how many ids one filter names.
+const idGroup = 200
+
+// MissingVectors tells which hashes have no stored vector yet.
+func (w *Writer) MissingVectors(ctx context.Context, hashes []string) (map[string]bool, error) {
+	missing := map[string]bool{}
+	var ask []string
+	for _, h := range hashes {
+		if _, ok := w.cache[h]; !ok && !missing[h] {
+			missing[h] = true
+			ask = append(ask, h)
+		}
+	}
+	for i := 0; i < len(ask); i += idGroup {
+		group := ask[i:min(i+idGroup, len(ask))]
+		ids := make([]string, len(group))
+		for j, h := range group {
+			ids[j] = vectorUUID(h)
+		}
+		var found []struct{ Hash string }
+		err := w.s.get(ctx, w.vectors, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(idIn(ids)).WithFields(fields("hash")...).WithLimit(len(ids))
+		}, &found)
+		if err != nil {
+			return nil, w.s.wrap(err, "read vectors")
+		}
+		for _, f := range found {
+			delete(missing, f.Hash)
+		}
+	}
+	return missing, nil
+}
+
+// maxCached bounds the vectors kept between PutVectors and the
+// WriteFiles that uses them (768 floats: 3 KB each).
+const maxCached = 16384
+
+// PutVectors stores vectors by chunk hash, acknowledged by the write
+// consistency's replicas before it returns.
+func (w *Writer) PutVectors(ctx context.Context, hashes []string, vecs [][]float32) error {
+	if len(hashes) != len(vecs) {
+		return fmt.Errorf("PutVectors: %d hashes, %d vectors", len(hashes), len(vecs))
+	}
+	objs := make([]*models.Object, 0, len(hashes))
+	seen := map[string]bool{}
+	for i, h := range hashes {
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		objs = append(objs, &models.Object{Class: w.vectors, ID: strfmt.UUID(vectorUUID(h)), Properties: map[string]any{"hash": h}, Vector: vecs[i]})
+	}
+	if err := w.s.insert(ctx, "store vectors", objs, nil); err != nil {
+		return err
+	}
+	if len(w.cache)+len(hashes) > maxCached {
+		clear(w.cache) // WriteFiles reads them back from the cluster
+	}
+	for i, h := range hashes {
+		w.cache[h] = vecs[i]
+	}
+	return nil
+}
+
+// vectorsFor gathers the vectors of hashes: those PutVectors stored in
+// this run, the rest from the Vectors collection (a resumed build's).
+func (w *Writer) vectorsFor(ctx context.Context, hashes []string) (map[string][]float32, error) {
+	out := map[string][]float32{}
+	var ask []string
+	for _, h := range hashes {
+		if _, done := out[h]; done {
+			continue
+		}
+		if v, ok := w.cache[h]; ok {
+			out[h] = v
+			continue
+		}
+		out[h] = nil
+		ask = append(ask, h)
+	}
+	for i := 0; i < len(ask); i += idGroup {
+		group := ask[i:min(i+idGroup, len(ask))]
+		ids := make([]string, len(group))
+		for j, h := range group {
+			ids[j] = vectorUUID(h)
+		}
+		var found []struct {
+			Hash       string
+			Additional struct{ Vector []float32 } `json:"_additional"`
+		}
+		err := w.s.get(ctx, w.vectors, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(idIn(ids)).WithFields(graphql.Field{Name: "hash"}, additional("vector")).WithLimit(len(ids))
+		}, &found)
+		if err != nil {
+			return nil, w.s.wrap(err, "read vectors")
+		}
+		for _, f := range found {
+			out[f.Hash] = f.Additional.Vector
+		}
+	}
+	return out, nil
+}
+
+// version names a file's chunking: the ids of its chunk objects derive
+// from it, so that a rewrite adds new objects beside the old ones and
+// then deletes the old, and the same chunks written again (a retry) are
+// the same objects.
+func version(f index.FileUpdate) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00", len(f.Pieces), f.Status)
+	for _, p := range f.Pieces {
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00", p.Hash(), p.Start, p.End, p.Kind)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// identifiers are the compound names of a chunk, squashed as package bm25
+// squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
+// and its camelCase words lowercased (getUserById → getuserbyid), space
+// separated: the identifiers property, tokenized on whitespace.
+func identifiers(text string) string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	bm25.Identifiers(text, add)
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
+		camel := false
+		bm25.Parts(w, func(string) { camel = true })
+		if camel && len(w) > 2 {
+			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && (r != utf8.RuneError)
+}
+
+func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// WriteFiles replaces the chunks of each file. The new chunk objects go in
+// first, then the file's other chunks are deleted, then its document
+// object records the new state: a reader sees the old chunks, then for a
+// moment both, then the new ones, never a file with none; a build cut
+// short before the document object is written redoes the file.
+func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error {
+	if len(files) == 0 {
+		return nil
+	}
+	var hashes []string
+	for _, f := range files {
+		for _, p := range f.Pieces {
+			hashes = append(hashes, p.Hash())
+		}
+	}
+	vecs := map[string][]float32{}
+	if w.genState().Meta["dim"] != "" || len(w.cache) > 0 {
+		var err error
+		if vecs, err = w.vectorsFor(ctx, hashes); err != nil {
+			return err
+		}
+	}
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	var chunkObjs, docObjs []*models.Object
+	var stale []*filters.WhereBuilder
+	for _, f := range files {
+		did, ver, root := docID(f.SourceID, f.Path), version(f), w.root(f.SourceID)
+		for i, p := range f.Pieces {
+			h := p.Hash()
+			props := map[string]any{
+				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": valid(identifiers(p.Heading + "\n" + p.Text)),
+				"path": valid(f.Path), "source": valid(root), "source_id": f.SourceID, "doc_id": idText(did),
+				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
+				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
+			}
+			chunkObjs = append(chunkObjs, &models.Object{Class: w.chunks, ID: strfmt.UUID(chunkUUID(f.SourceID, f.Path, ver, i)), Properties: props, Vector: vecs[h]})
+		}
+		stale = append(stale, and(idIs("doc_id", did), textIsNot("version", ver)))
+		docObjs = append(docObjs, &models.Object{Class: w.docs, ID: strfmt.UUID(docUUID(f.SourceID, f.Path)), Properties: map[string]any{
+			"doc_id": idText(did), "source_id": f.SourceID, "path": valid(f.Path), "size": idText(f.Size), "mtime_ns": strconv.FormatInt(f.MTimeNS, 10),
+			"hash": f.Hash, "status": f.Status, "reason": valid(f.Reason), "chunker": valid(f.Chunker), "indexed_at": now,
+			"chunks": len(f.Pieces), "version": ver,
+		}})
+	}
+	if err := w.s.insert(ctx, "write chunks", chunkObjs, nil); err != nil {
+		return err
+	}
+	const perDelete = 50
+	for i := 0; i < len(stale); i += perDelete {
+		group := stale[i:min(i+perDelete, len(stale))]
+		where := group[0]
+		if len(group) > 1 {
+			where = or(group...)
+		}
+		if err := w.s.deleteWhere(ctx, "delete replaced chunks", w.chunks, where); err != nil {
+			return err
+		}
+	}
+	if err := w.s.insert(ctx, "write documents", docObjs, nil); err != nil {
+		return err
+	}
+	for _, h := range hashes {
+		delete(w.cache, h)
+	}
+	return nil
+}
+
+// TouchFiles refreshes the stat info of files whose bytes did not change.
+func (w *Writer) TouchFiles(ctx context.Context, files []index.FileUpdate) error {
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(batchWorkers)
+	for _, f := range files {
+		g.Go(func() error {
+			props := map[string]any{"size": idText(f.Size), "mtime_ns": strconv.FormatInt(f.MTimeNS, 10), "indexed_at": now}
+			var err error
+			for attempt := range batchAttempts {
+				if attempt > 0 {
+					if err := sleep(gctx, backoff(attempt)); err != nil {
+						return err
+					}
+				}
+				err = w.s.pool.do(gctx, func(ctx context.Context, c *wv.Client) error {
+					err := c.Data().Updater().WithClassName(w.docs).WithID(docUUID(f.SourceID, f.Path)).WithProperties(props).
+						WithMerge().WithConsistencyLevel(w.s.cfg.WriteConsistency).Do(ctx)
+					if statusCode(err) == http.StatusNotFound {
+						return nil // not indexed: nothing to refresh, as the local store
+					}
+					return err
+				})
+				if err == nil || !retryable(err) {
+					break
+				}
+			}
+			return w.s.writeError(err, "refresh "+f.Path)
+		})
+	}
+	return g.Wait()
+}
+
+// RemoveDocuments drops documents (by DocState.ID) and their chunks.
+func (w *Writer) RemoveDocuments(ctx context.Context, ids []int64) error {
+	for i := 0; i < len(ids); i += idGroup {
+		group := ids[i:min(i+idGroup, len(ids))]
+		if err := w.s.deleteWhere(ctx, "remove documents' chunks", w.chunks, idsIn("doc_id", group)); err != nil {
+			return err
+		}
+		if err := w.s.deleteWhere(ctx, "remove documents", w.docs, idsIn("doc_id", group)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remember records the sources and embedder in the meta object, apart
+// from the generations' data.
+func (w *Writer) Remember(ctx context.Context, r index.Remembered) error {
+	r.Sources = slices.Clone(r.Sources)
+	return w.setState(ctx, func(st *state) { st.Remembered = &r })
+}
+
+// Publish ends a complete build: vectors no chunk uses go, built_at is
+// set, and a rebuild's generation becomes Current in one write of the
+// meta object; then the old generation's collections are deleted.
+func (w *Writer) Publish(ctx context.Context, p index.PublishOptions) (files, chunks int, err error) {
+	if p.Vectors {
+		if err := w.gcVectors(ctx, p.Progress); err != nil {
+			return 0, 0, err
+		}
+	}
+	err = w.s.scanDocs(ctx, w.docs, func(d docObj) {
+		if d.Status == index.StatusIndexed {
+			files++
+		}
+	})
+	if err != nil {
+		return 0, 0, w.s.wrap(err, "count documents")
+	}
+	if chunks, err = w.s.count(ctx, w.chunks); err != nil {
+		return 0, 0, err
+	}
+	var old string
+	err = w.setState(ctx, func(st *state) {
+		st.gen(w.gen).Meta["built_at"] = strconv.FormatInt(time.Now().Unix(), 10)
+		if st.Current != w.gen {
+			old, st.Current, st.Next = st.Current, w.gen, ""
+		}
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if old != "" {
+		// Readers that opened the old generation lose it now; a search
+		// they run next fails and reopens (Store.Generation changed).
+		if err := w.dropStale(ctx); err != nil {
+			w.notice("the previous generation's collections were not all deleted: the next build deletes them (" + oneLine(err) + ")")
+		}
+	}
+	return files, chunks, nil
+}
+
+// gcVectors deletes the vectors no chunk uses: it reads every chunk's hash
+// and every vector's (hash only), so it costs a pass over the index.
+func (w *Writer) gcVectors(ctx context.Context, progress func(string, int, int)) error {
+	used := map[string]bool{}
+	err := w.s.scan(ctx, w.chunks, []string{"hash"}, maxScan, func(o map[string]any) error {
+		h, _ := o["hash"].(string)
+		used[h] = true
+		return nil
+	})
+	if err != nil {
+		return w.s.wrap(err, "read chunk hashes")
+	}
+	var unused []string
+	err = w.s.scan(ctx, w.vectors, []string{"hash"}, maxScan, func(o map[string]any) error {
+		if h, _ := o["hash"].(string); !used[h] {
+			unused = append(unused, vectorUUID(h))
+		}
+		return nil
+	})
+	if err != nil {
+		return w.s.wrap(err, "read vector hashes")
+	}
+	for i := 0; i < len(unused); i += idGroup {
+		if progress != nil {
+			progress("vectors", i, len(unused))
+		}
+		if err := w.s.deleteWhere(ctx, "drop unused vectors", w.vectors, idIn(unused[i:min(i+idGroup, len(unused))])); err != nil {
+			return err
+		}
+	}
+	if progress != nil {
+		progress("vectors", len(unused), len(unused))
+	}
+	return nil
+}
