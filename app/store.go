@@ -6,6 +6,7 @@ import (
 
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/weaviatestore"
 )
 
 // storeTimeout bounds the store calls made without a request's context
@@ -18,6 +19,24 @@ func OpenStore(cfg config.Config) (index.Store, error) {
 	switch cfg.Store {
 	case "", "local":
 		return index.Local{Parent: cfg.IndexesDir()}, nil
+	case "weaviate":
+		eps, err := cfg.WeaviateURLs()
+		if err != nil {
+			return nil, err
+		}
+		write, read, err := cfg.WeaviateLevels()
+		if err != nil {
+			return nil, err
+		}
+		return weaviatestore.New(weaviatestore.Config{
+			Endpoints:        eps,
+			GRPCEndpoints:    cfg.WeaviateGRPC(),
+			APIKey:           cfg.WeaviateAPIKey,
+			CollectionPrefix: cfg.WeaviateCollectionPrefix,
+			Replication:      cfg.WeaviateReplication,
+			WriteConsistency: write,
+			ReadConsistency:  read,
+		})
 	}
-	return nil, fmt.Errorf("store %q: not available in this build", cfg.Store)
+	return nil, fmt.Errorf("store: %q is not local or weaviate", cfg.Store)
 }

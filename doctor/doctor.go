@@ -44,6 +44,7 @@ func (s Status) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) 
 const (
 	SectionConfig   = "config"
 	SectionFolders  = "folders"
+	SectionCluster  = "cluster"
 	SectionIndex    = "index"
 	SectionOllama   = "ollama"
 	SectionReranker = "reranker"
@@ -51,7 +52,7 @@ const (
 	SectionTerminal = "terminal"
 )
 
-var sections = []string{SectionConfig, SectionFolders, SectionIndex, SectionOllama, SectionReranker, SectionOnline, SectionTerminal}
+var sections = []string{SectionConfig, SectionFolders, SectionCluster, SectionIndex, SectionOllama, SectionReranker, SectionOnline, SectionTerminal}
 
 // Check is one line of the report.
 type Check struct {
@@ -125,6 +126,8 @@ type Options struct {
 
 	// OpenIndex opens the configured index (the store's Open).
 	OpenIndex func() (Index, error)
+	// Cluster opens the store's servers for checking (store: weaviate).
+	Cluster func() (Cluster, error)
 	// Ollama is the client for the Ollama host (ollama.NewClient).
 	Ollama func(host *url.URL) OllamaProbe
 	// Reranker opens the reranker and runs one pair (app.CheckReranker).
@@ -153,6 +156,19 @@ func (o *Options) defaults() {
 				return nil, err // not a nil index.Reader in a non-nil Index
 			}
 			return ix, nil
+		}
+	}
+	if o.Cluster == nil {
+		o.Cluster = func() (Cluster, error) {
+			st, err := app.OpenStore(cfg)
+			if err != nil {
+				return nil, err
+			}
+			c, ok := st.(Cluster)
+			if !ok {
+				return nil, fmt.Errorf("store %s has no servers to check", st.Kind())
+			}
+			return c, nil
 		}
 	}
 	if o.Ollama == nil {
@@ -203,6 +219,7 @@ func Run(ctx context.Context, opt Options) Report {
 		put(SectionIndex, checks)
 		put(SectionOllama, checkOllama(ctx, opt, embedModel))
 	})
+	wg.Go(func() { put(SectionCluster, checkCluster(ctx, opt.Cluster, cfg)) })
 	wg.Go(func() { put(SectionReranker, checkReranker(ctx, opt)) })
 	wg.Go(func() { put(SectionOnline, checkOnline(ctx, opt)) })
 	put(SectionTerminal, checkTerminal(opt.Terminal))

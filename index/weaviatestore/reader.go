@@ -148,7 +148,7 @@ func (v *view) hit(c chunkObj) index.Hit {
 
 // bm25Props are the properties BM25 reads, with their boosts: a heading or
 // an identifier that matches says more than the body.
-var bm25Props = []string{"text", "heading^2", "identifiers^2", "path"}
+var bm25Props = []string{"terms", "heading_terms^2", "identifiers^2", "path_terms"}
 
 func setDefaults(opt *index.SearchOptions) {
 	def := index.DefaultSearchOptions()
@@ -321,11 +321,11 @@ func cleanQuery(q string) string {
 // holds them (OLLAMA_HOST → ollamahost), so that a query naming one finds
 // the chunks that hold it first.
 func bm25Query(q string) string {
-	id := identifiers(q)
-	if id == "" {
-		return q
+	t := terms(q)
+	if id := identifiers(q); id != "" {
+		t += " " + id
 	}
-	return q + " " + id
+	return t
 }
 
 // coverage is the share of the query's content words the chunk holds, in

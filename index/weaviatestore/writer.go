@@ -509,6 +509,21 @@ func version(f index.FileUpdate) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
+// terms are text's words as lore's own keyword index holds them
+// (lowercased, diacritics removed, Porter-stemmed, stopwords dropped),
+// space separated: BM25 over them, tokenized on whitespace, matches
+// "retention" with "retained" as the local store does.
+func terms(text string) string {
+	var b strings.Builder
+	bm25.Words(text, func(w string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	})
+	return b.String()
+}
+
 // identifiers are the compound names of a chunk, squashed as package bm25
 // squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
 // and its camelCase words lowercased (getUserById → getuserbyid), space
@@ -570,6 +585,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 			h := p.Hash()
 			props := map[string]any{
 				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": valid(identifiers(p.Heading + "\n" + p.Text)),
+				"terms": terms(p.Text), "heading_terms": terms(p.Heading), "path_terms": terms(f.Path),
 				"path": valid(f.Path), "source": valid(root), "source_id": f.SourceID, "doc_id": idText(did),
 				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,

@@ -162,6 +162,51 @@ func (c *Cluster) GRPCEndpoints() []string {
 // Log is the path of node i's log file.
 func (c *Cluster) Log(i int) string { return filepath.Join(c.nodes[i].dir, "log") }
 
+// DataDir is node i's data folder (PERSISTENCE_DATA_PATH).
+func (c *Cluster) DataDir(i int) string { return filepath.Join(c.nodes[i].dir, "data") }
+
+// RSSMiB is node i's resident memory now, 0 when it is not running.
+func (c *Cluster) RSSMiB(i int) float64 {
+	nd := c.nodes[i]
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.cmd == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", nd.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// Leader is the index of the node the cluster says leads Raft, -1 when
+// no live node answers.
+func (c *Cluster) Leader() int {
+	for i := range c.nodes {
+		var st struct {
+			Statistics []struct {
+				LeaderID string `json:"leaderId"`
+			} `json:"statistics"`
+		}
+		if code, err := get(c.Endpoints()[i]+"/v1/cluster/statistics", &st); err != nil || code != 200 {
+			continue
+		}
+		for _, s := range st.Statistics {
+			if n, err := strconv.Atoi(strings.TrimPrefix(s.LeaderID, "node")); err == nil && strings.HasPrefix(s.LeaderID, "node") {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
 // Kill sends SIGKILL to node i's process group (a crash: no shutdown) and
 // waits until it is gone.
 func (c *Cluster) Kill(i int) {
