@@ -253,4 +253,3 @@ func (e *Engine) acquire(ctx context.Context, name string) (*openIndex, error) {
 }
 
 func (e *Engine) release(o *openIndex) { e.pool.release(o) }
-
