@@ -60,6 +60,32 @@ type endpoint struct {
 
 	mu     sync.Mutex
 	client *wv.Client
+	// versioned is set once a ready check passed on client: the client
+	// learns the server's version then. Until it knows it, the client
+	// prints a warning to standard output on every object call (lore's
+	// output, --json included) and asks for the version again, so a
+	// client made while its node was down is not used before that.
+	versioned atomic.Bool
+}
+
+// errNotReady is an endpoint that answers but is not ready (starting,
+// or shutting down): the next one is tried.
+var errNotReady = errors.New("not ready")
+
+// ready makes sure c knows its server's version (see versioned).
+func (p *pool) ready(ctx context.Context, ep *endpoint, c *wv.Client) error {
+	if ep.versioned.Load() {
+		return nil
+	}
+	ok, err := c.Misc().ReadyChecker().Do(ctx)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%s: %w", ep.url, errNotReady)
+	}
+	ep.versioned.Store(true)
+	return nil
 }
 
 // pool is the cluster's endpoints in order and the one that answered last.
@@ -120,7 +146,9 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 		c, err := p.client(p.eps[i])
 		if err == nil {
 			actx, cancel := context.WithTimeout(ctx, p.timeout)
-			err = fn(actx, c)
+			if err = p.ready(actx, p.eps[i], c); err == nil {
+				err = fn(actx, c)
+			}
 			timedOut := actx.Err() != nil && ctx.Err() == nil
 			cancel()
 			if err == nil || (!timedOut && !unreachable(err)) {
@@ -150,6 +178,9 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 // reset, timed out, a proxy in front of it said so), as opposed to an
 // answer: then another node is worth asking.
 func unreachable(err error) bool {
+	if errors.Is(err, errNotReady) {
+		return true
+	}
 	for err != nil {
 		var we *fault.WeaviateClientError
 		if errors.As(err, &we) {
