@@ -19,7 +19,7 @@ ORT_VERSION := 1.23.2
 ORT_LIB     := .cache/ort/libonnxruntime.so.1
 export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 
-.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama weaviate e2e
+.PHONY: build run test bench bench-large lint fuzz clean eval-chunking ort ollama weaviate e2e e2e-weaviate
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
@@ -76,10 +76,17 @@ $(ORT_LIB):
 ollama:
 	scripts/build-ollama.sh .cache/ollama/bin
 
-# A real Weaviate server built from its Go module, groundwork for the
-# Weaviate cluster backend (issue 27; cached). Not part of test or e2e.
+# A real Weaviate server built from its Go module (cached), for the
+# Weaviate store's tests and make e2e-weaviate.
 weaviate:
 	scripts/build-weaviate.sh .cache/weaviate/bin
+
+# lore on a real 3-node Weaviate cluster on loopback: the store's own
+# tests against real servers (the kill -9 test included), then the CLI
+# end to end with a real Ollama server.
+e2e-weaviate: weaviate ollama
+	LORE_REQUIRE_WEAVIATE=1 $(GO) test -count=1 -timeout 20m ./index/weaviatestore/ ./internal/weaviatetest/
+	scripts/e2e-weaviate.sh
 
 # lore against a real Ollama server on loopback with a generated model.
 e2e:

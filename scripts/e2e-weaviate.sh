@@ -158,6 +158,16 @@ sleep 2
 run "$work/rejoin.json" "$work/rejoin.err" env LORE_STORE=weaviate LORE_WEAVIATE_ENDPOINTS="$(weaviate_url "$l")" LORE_WEAVIATE_GRPC_ENDPOINTS="127.0.0.1:$(weaviate_port "$l" grpc)" \
   "$lore" --index killed search --json -k 3 "retention time"
 check "the killed leader rejoined and answers" jq_ok "$work/rejoin.json" "len(d['results']) > 0"
+[[ $code -eq 0 ]] || echo "rejoin: exit $code: $(head -c 400 "$work/rejoin.err")"
+
+# --- lore serve on the cluster (the same engine) ---------------------------
+port=$(free_port)
+"${W[@]}" "$lore" serve --addr "127.0.0.1:$port" >"$work/serve.out" 2>"$work/serve.err" &
+bg_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+curl -s -X POST "http://127.0.0.1:$port/v1/search" -H 'Content-Type: application/json' -d '{"query": "honor_labels", "k": 3}' >"$work/serve-search.json" || true
+check "lore serve: /v1/search answers from the cluster as lore search does" jq_ok "$work/serve-search.json" "d['results'][0]['path'] == json.load(open('$work/s-wv.json'))['results'][0]['path']"
+kill -TERM "$bg_pid"; wait "$bg_pid" || true; bg_pid=""
 
 # --- all but one endpoint down --------------------------------------------
 weaviate_kill_node 0

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +39,27 @@ type UnreachableError struct {
 	// GRPC is set when the nodes answered over HTTP but not over gRPC
 	// (which batches use): Endpoints are then the gRPC addresses.
 	GRPC bool
+	// Slow are the endpoints that were ready but did not finish the call
+	// in time: with nodes down, a node waits for replicas that do not
+	// answer (a write needs a majority of them).
+	Slow    []string
+	Timeout time.Duration
 }
 
 func (e *UnreachableError) Error() string {
+	if len(e.Slow) > 0 {
+		var down []string
+		for _, ep := range e.Endpoints {
+			if !slices.Contains(e.Slow, ep) {
+				down = append(down, ep)
+			}
+		}
+		msg := fmt.Sprintf("weaviate: %s answered but did not finish in %v", strings.Join(e.Slow, ", "), e.Timeout)
+		if len(down) > 0 {
+			msg += "; " + strings.Join(down, ", ") + " did not answer"
+		}
+		return msg + ": with nodes down the cluster cannot reach the replicas a write needs (a majority): start them, then run it again (a build resumes)"
+	}
 	if e.GRPC {
 		return fmt.Sprintf("%s over gRPC (%s): fix weaviate-grpc-endpoints (each node's GRPC_PORT)", ErrUnreachable, strings.Join(e.Endpoints, ", "))
 	}
@@ -137,6 +156,7 @@ func (p *pool) client(ep *endpoint) (*wv.Client, error) {
 func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client) error) error {
 	start := int(p.cur.Load())
 	var last error
+	var slow []string
 	grpcOnly := true
 	for k := range p.eps {
 		if err := ctx.Err(); err != nil {
@@ -146,10 +166,15 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 		c, err := p.client(p.eps[i])
 		if err == nil {
 			actx, cancel := context.WithTimeout(ctx, p.timeout)
+			isReady := false
 			if err = p.ready(actx, p.eps[i], c); err == nil {
+				isReady = true
 				err = fn(actx, c)
 			}
 			timedOut := actx.Err() != nil && ctx.Err() == nil
+			if isReady && timedOut {
+				slow = append(slow, p.eps[i].url)
+			}
 			cancel()
 			if err == nil || (!timedOut && !unreachable(err)) {
 				p.cur.Store(int32(i))
@@ -163,7 +188,7 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 		grpcOnly = grpcOnly && errors.As(err, &gs)
 		last = err
 	}
-	ue := &UnreachableError{Last: oneLine(last), GRPC: grpcOnly}
+	ue := &UnreachableError{Last: oneLine(last), GRPC: grpcOnly && len(slow) == 0, Slow: slow, Timeout: p.timeout}
 	for _, ep := range p.eps {
 		if grpcOnly {
 			ue.Endpoints = append(ue.Endpoints, ep.grpc)

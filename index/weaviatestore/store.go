@@ -40,12 +40,17 @@ const (
 
 // Fusion modes of SearchVector (Config.Hybrid).
 const (
-	// HybridLore runs BM25 and a vector search separately and fuses them
-	// with lore's RRF (the local store's ranking): the default.
-	HybridLore = "lore"
 	// HybridWeaviate asks Weaviate's own hybrid search (alpha 0.5,
-	// relative score fusion), for comparison.
+	// relative score fusion): the default. On both public question sets
+	// it ranks better than lore's RRF over the same two candidate lists
+	// (TestEvalStores: hit@5 0.750 against 0.694 on the Prometheus docs,
+	// 0.694 against 0.611 on the Go standard library): relative scores
+	// keep how far a strong keyword match (an identifier) is ahead, which
+	// ranks alone throw away.
 	HybridWeaviate = "weaviate"
+	// HybridLore runs BM25 and a vector search separately and fuses them
+	// with lore's RRF, as the local store does; for comparison.
+	HybridLore = "lore"
 )
 
 // Config says where the cluster is and how to use it. The zero values of
@@ -71,7 +76,7 @@ type Config struct {
 	ReadConsistency  string
 	// Timeout bounds every call to a node; 10 s by default.
 	Timeout time.Duration
-	// Hybrid is HybridLore (default) or HybridWeaviate.
+	// Hybrid is HybridWeaviate (default) or HybridLore.
 	Hybrid string
 }
 
@@ -130,7 +135,7 @@ func New(cfg Config) (*Store, error) {
 	}
 	switch cfg.Hybrid {
 	case "":
-		cfg.Hybrid = HybridLore
+		cfg.Hybrid = HybridWeaviate
 	case HybridLore, HybridWeaviate:
 	default:
 		return nil, fmt.Errorf("weaviate hybrid %q: use %s or %s", cfg.Hybrid, HybridLore, HybridWeaviate)

@@ -42,7 +42,7 @@ func TestNewChecksConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.cfg.CollectionPrefix != "Lore" || s.cfg.WriteConsistency != Quorum || s.cfg.ReadConsistency != One ||
-		s.cfg.Timeout != 10*time.Second || s.cfg.Hybrid != HybridLore {
+		s.cfg.Timeout != 10*time.Second || s.cfg.Hybrid != HybridWeaviate {
 		t.Errorf("defaults: %+v", s.cfg)
 	}
 	if got := s.pool.eps[0].url + " " + s.pool.eps[0].grpc + " " + s.pool.eps[1].url + " " + s.pool.eps[1].grpc; got !=
@@ -289,7 +289,8 @@ func TestSingleNode(t *testing.T) {
 		if res.Mode != "vector" || len(res.Hits) != 2 || texts(res.Hits)[0] != "guide/setup.md:Unrelated" || res.Hits[0].VectorRank != 1 {
 			t.Errorf("vector: %s %v", res.Mode, texts(res.Hits))
 		}
-		res = search(t, r, "OLLAMA_HOST", eOllama, index.SearchOptions{})
+		rrf := open(t, newStore(t, c, "Lore", func(c *Config) { c.Hybrid = HybridLore }), "docs")
+		res = search(t, rrf, "OLLAMA_HOST", eOllama, index.SearchOptions{})
 		if res.Mode != "hybrid" || texts(res.Hits)[0] != "guide/setup.md:Set" {
 			t.Fatalf("hybrid: %s %v", res.Mode, texts(res.Hits))
 		}
@@ -304,8 +305,7 @@ func TestSingleNode(t *testing.T) {
 			t.Errorf("a 2-d query: %v", err)
 		}
 
-		native := open(t, newStore(t, c, "Lore", func(c *Config) { c.Hybrid = HybridWeaviate }), "docs")
-		res = search(t, native, "OLLAMA_HOST", eOllama, index.SearchOptions{Limit: 3})
+		res = search(t, r, "OLLAMA_HOST", eOllama, index.SearchOptions{Limit: 3})
 		if res.Mode != "hybrid" || len(res.Hits) != 3 || texts(res.Hits)[0] != "guide/setup.md:Set" || res.Hits[0].Score <= 0 {
 			t.Errorf("weaviate hybrid: %s %v", res.Mode, texts(res.Hits))
 		}
