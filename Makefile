@@ -42,7 +42,7 @@ test:
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.
-bench: ort ollama
+bench: ort ollama weaviate
 	scripts/bench.sh
 
 # Retrieval at 1M chunks: tens of minutes and several GiB of memory.

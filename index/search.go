@@ -64,21 +64,12 @@ func (ix *Index) EmbedderModel(ctx context.Context) string {
 	return m
 }
 
-// Search (for the local store; see the package func Search) finds the chunks that best match query: BM25 candidates and, when
-// the index has vectors and an embedder is given, HNSW candidates, fused
-// with Reciprocal Rank Fusion.
+// Search finds the chunks that best match query (the package func Search
+// over this local index): BM25 candidates and, when the index has vectors
+// and an embedder is given, HNSW candidates, fused with Reciprocal Rank
+// Fusion.
 func (ix *Index) Search(ctx context.Context, query string, opt SearchOptions) (Results, error) {
-	var vec []float32
-	var took time.Duration
-	if opt.Embedder != nil && ix.EmbedderModel(ctx) != "none" {
-		t := time.Now()
-		v, err := opt.Embedder.EmbedQuery(ctx, query)
-		if err != nil {
-			return Results{}, err
-		}
-		took, vec = time.Since(t), v
-	}
-	return ix.SearchVector(ctx, query, vec, opt, took)
+	return Search(ctx, ix, query, opt)
 }
 
 // SearchVector is Search with the query already embedded (vec may be nil

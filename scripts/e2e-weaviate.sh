@@ -154,9 +154,16 @@ print('local', a['total_chunks'], 'after kills', b['total_chunks']); sys.exit(a[
 read -r ok_n fail_n <"$work/search-during.txt"
 echo "searches during the kills: $ok_n answered, $fail_n failed"
 check "queries keep answering during the kills" test "$ok_n" -gt 0 -a "$fail_n" -le $((ok_n / 10))
-sleep 2
-run "$work/rejoin.json" "$work/rejoin.err" env LORE_STORE=weaviate LORE_WEAVIATE_ENDPOINTS="$(weaviate_url "$l")" LORE_WEAVIATE_GRPC_ENDPOINTS="127.0.0.1:$(weaviate_port "$l" grpc)" \
-  "$lore" --index killed search --json -k 3 "retention time"
+# Asked alone, the node that was down answers once asynchronous
+# replication has repaired it (the index was published while it was down).
+rejoin_start=$SECONDS
+while :; do
+  run "$work/rejoin.json" "$work/rejoin.err" env LORE_STORE=weaviate LORE_WEAVIATE_ENDPOINTS="$(weaviate_url "$l")" LORE_WEAVIATE_GRPC_ENDPOINTS="127.0.0.1:$(weaviate_port "$l" grpc)" \
+    "$lore" --index killed search --json -k 3 "retention time"
+  if [[ $code -eq 0 ]] || ((SECONDS - rejoin_start > 120)); then break; fi
+  sleep 2
+done
+echo "the killed leader, asked alone, answered $((SECONDS - rejoin_start))s after it rejoined (exit $code)"
 check "the killed leader rejoined and answers" jq_ok "$work/rejoin.json" "len(d['results']) > 0"
 [[ $code -eq 0 ]] || echo "rejoin: exit $code: $(head -c 400 "$work/rejoin.err")"
 
