@@ -559,8 +559,8 @@ func (c Config) WeaviateURLs() ([]string, error) {
 			continue
 		}
 		u, err := url.Parse(e)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
-			return nil, fmt.Errorf("weaviate-endpoints: %q is not http://host:port", RedactURL(e))
+		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("weaviate-endpoints: %q is not http://host:port (https is not supported yet: reach the cluster over a private network or a tunnel)", RedactURL(e))
 		}
 		out = append(out, u.Scheme+"://"+u.Host)
 	}

@@ -156,7 +156,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 			return fmt.Errorf("%w %s: not a file or folder (a device, pipe or socket)", ErrBadSource, p)
 		}
 	}
-	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, Notice: b.notice, Before: func(exists bool) error {
+	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, Notice: b.notice, Before: func(exists bool) error {
 		if !exists && len(paths) == 0 {
 			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
 		}

@@ -22,7 +22,7 @@ type localTarget struct{ dir string }
 type localWriter struct {
 	dir, name    string
 	gen, current string
-	rebuilt      bool // gen is a new generation a rebuild started
+	previous     []string // a rebuild's sources, read by BeginWrite (KeepSources)
 	st           *store
 	lk           *lock
 	notice       func(string)
@@ -70,7 +70,14 @@ func (t localTarget) BeginWrite(ctx context.Context, req WriteRequest) (_ Writer
 	case current == "":
 		w.gen = newGeneration()
 	case req.Rebuild:
-		w.gen, w.rebuilt = newGeneration(), true
+		if req.KeepSources {
+			// Read before a generation is made: a rebuild that cannot
+			// know its folders must leave nothing to resume.
+			if w.previous, err = rememberedSources(ctx, t.dir, current, req.Name); err != nil {
+				return nil, err
+			}
+		}
+		w.gen = newGeneration()
 	default:
 		w.gen = current
 	}
@@ -138,12 +145,7 @@ func (w *localWriter) checkFormat(ctx context.Context, rebuild bool) error {
 	return nil
 }
 
-func (w *localWriter) PreviousSources(ctx context.Context) ([]string, error) {
-	if !w.rebuilt {
-		return nil, nil
-	}
-	return rememberedSources(ctx, w.dir, w.current, w.name)
-}
+func (w *localWriter) PreviousSources(context.Context) ([]string, error) { return w.previous, nil }
 
 func (w *localWriter) Meta(ctx context.Context, key string) (string, error) {
 	return w.st.meta(ctx, key)

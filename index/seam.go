@@ -90,7 +90,11 @@ type WriteRequest struct {
 	// Rebuild starts a new generation, which only Publish makes the one
 	// readers see.
 	Rebuild bool
-	Notice  func(string)
+	// KeepSources is a rebuild given no paths: it starts from the sources
+	// of the generation it replaces (PreviousSources), which the target
+	// reads before it creates anything.
+	KeepSources bool
+	Notice      func(string)
 	// Before is told whether the index exists (built, or a build begun)
 	// before the target creates anything: a build refuses there what must
 	// leave nothing behind (no sources, an embedder that does not answer).

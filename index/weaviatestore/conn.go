@@ -58,7 +58,7 @@ func (e *UnreachableError) Error() string {
 		if len(down) > 0 {
 			msg += "; " + strings.Join(down, ", ") + " did not answer"
 		}
-		return msg + ": with nodes down the cluster cannot reach the replicas a write needs (a majority): start them, then run it again (a build resumes)"
+		return msg + ": with nodes down a node waits for replicas that do not answer (a write needs a majority of them): start the nodes that are down, then run it again (a build resumes)"
 	}
 	if e.GRPC {
 		return fmt.Sprintf("%s over gRPC (%s): fix weaviate-grpc-endpoints (each node's GRPC_PORT)", ErrUnreachable, strings.Join(e.Endpoints, ", "))
@@ -115,6 +115,15 @@ type pool struct {
 	headers map[string]string // the API key's header; never logged
 }
 
+// directTransport is http.DefaultTransport without a proxy: the cluster
+// is named by address, and an HTTP(S)_PROXY in the environment must not
+// receive the API key (sent as a header over plain HTTP).
+var directTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	return t
+}()
+
 // maxReply caps what one REST reply may hold: the client reads bodies
 // whole (io.ReadAll), and a peer that streams without end must not take
 // the process's memory. The largest reply lore asks for is a page of
@@ -138,7 +147,7 @@ func (p *pool) client(ep *endpoint) (*wv.Client, error) {
 		Scheme:           "http",
 		Headers:          headers,
 		Timeout:          p.timeout,
-		ConnectionClient: &http.Client{Timeout: p.timeout, Transport: cappedTransport{http.DefaultTransport}},
+		ConnectionClient: &http.Client{Timeout: p.timeout, Transport: cappedTransport{directTransport}},
 		GrpcConfig:       &wvgrpc.Config{Host: ep.grpc},
 	})
 	if err != nil {

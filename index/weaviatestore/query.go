@@ -81,7 +81,11 @@ func (s *Store) readLevel(ctx context.Context, class string) string {
 // get runs a GraphQL Get on class and decodes its objects into out (a
 // pointer to a slice).
 func (s *Store) get(ctx context.Context, class string, build func(*graphql.GetBuilder) *graphql.GetBuilder, out any) error {
-	level := s.readLevel(ctx, class)
+	return s.getAt(ctx, class, s.readLevel(ctx, class), build, out)
+}
+
+// getAt is get at a consistency level of the caller's ("" for none).
+func (s *Store) getAt(ctx context.Context, class, level string, build func(*graphql.GetBuilder) *graphql.GetBuilder, out any) error {
 	return s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
 		b := build(c.GraphQL().Get().WithClassName(class))
 		if level != "" {

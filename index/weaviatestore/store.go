@@ -185,7 +185,9 @@ type opError struct {
 	err  error
 }
 
-func (e *opError) Error() string { return "weaviate: " + e.what + ": " + oneLine(e.err) }
+func (e *opError) Error() string {
+	return "weaviate: " + e.what + ": " + oneLine(e.err) + " (see `lore doctor` for the cluster's state)"
+}
 func (e *opError) Unwrap() error { return e.err }
 
 // wrap names what failed. An unreachable cluster's error already says
@@ -247,6 +249,16 @@ func (st *state) gen(g string) *genState {
 // readState reads name's meta object; nil (and no error) when there is
 // none, or no meta collection yet.
 func (s *Store) readState(ctx context.Context, name, consistency string) (*state, error) {
+	if consistency != s.cfg.WriteConsistency {
+		// The meta object says which generation is current, and a
+		// publish deletes the one before: read it as it was written
+		// (QUORUM), so that a node that missed the flip does not send
+		// readers to a deleted generation; at the read consistency only
+		// when too few nodes answer for that (all but one down).
+		if st, err := s.readState(ctx, name, s.cfg.WriteConsistency); err == nil || ctx.Err() != nil {
+			return st, err
+		}
+	}
 	var obj *models.Object
 	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
 		objs, err := c.Data().ObjectsGetter().WithClassName(metaClass(s.cfg.CollectionPrefix)).WithID(metaID(name)).

@@ -591,6 +591,12 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
 			}
+			if w.genState().Meta["dim"] != "" && vecs[h] == nil {
+				// Not found (a replica behind, or a failover in between):
+				// a chunk without its vector would never be found by
+				// meaning, and nothing would notice. The rerun embeds it.
+				return fmt.Errorf("weaviate: the vector of a chunk of %s is not in the cluster yet: run the build again (it embeds only what is missing)", f.Path)
+			}
 			chunkObjs = append(chunkObjs, &models.Object{Class: w.chunks, ID: strfmt.UUID(chunkUUID(f.SourceID, f.Path, ver, i)), Properties: props, Vector: vecs[h]})
 		}
 		stale = append(stale, and(idIs("doc_id", did), textIsNot("version", ver)))
@@ -749,15 +755,32 @@ func (w *Writer) verify(ctx context.Context) error {
 	if err != nil {
 		return w.s.wrap(err, "check chunks")
 	}
+	level := ""
+	if w.s.factor(ctx, w.chunks) > 1 {
+		level = All
+	}
 	var short []int64
 	var names []string
 	missing := 0
 	for id, d := range want {
-		if got[id] < d.Chunks {
-			short = append(short, id)
-			names = append(names, d.Path)
-			missing += d.Chunks - got[id]
+		if got[id] >= d.Chunks {
+			continue
 		}
+		// The listing read one replica: ask them all about this one
+		// document before calling its chunks lost.
+		var objs []map[string]any
+		err := w.s.getAt(ctx, w.chunks, level, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(idIs("doc_id", id)).WithFields(fields("chunk_id")...).WithLimit(d.Chunks + 1)
+		}, &objs)
+		if err != nil {
+			return w.s.wrap(err, "check the chunks of "+d.Path)
+		}
+		if len(objs) >= d.Chunks {
+			continue
+		}
+		short = append(short, id)
+		names = append(names, d.Path)
+		missing += d.Chunks - len(objs)
 	}
 	if len(short) == 0 {
 		return nil
