@@ -43,7 +43,24 @@ type UnreachableError struct {
 	// in time: with nodes down, a node waits for replicas that do not
 	// answer (a write needs a majority of them).
 	Slow    []string
+	SlowWhy string // what the last of them said, one line
 	Timeout time.Duration
+}
+
+// dialFailed tells a node that could not be reached at all (refused,
+// reset, no route) from one that answered with a failure.
+func dialFailed(err error) bool {
+	var ne *net.OpError
+	if errors.As(err, &ne) {
+		return true
+	}
+	m := strings.ToLower(err.Error())
+	for _, s := range []string{"connection refused", "error while dialing", "connection reset", "no route to host", "no such host", "broken pipe", "eof"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *UnreachableError) Error() string {
@@ -54,7 +71,7 @@ func (e *UnreachableError) Error() string {
 				down = append(down, ep)
 			}
 		}
-		msg := fmt.Sprintf("weaviate: %s answered but did not finish in %v", strings.Join(e.Slow, ", "), e.Timeout)
+		msg := fmt.Sprintf("weaviate: %s is up but could not do it (%s after at most %v)", strings.Join(e.Slow, ", "), e.SlowWhy, e.Timeout)
 		if len(down) > 0 {
 			msg += "; " + strings.Join(down, ", ") + " did not answer"
 		}
@@ -166,6 +183,7 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 	start := int(p.cur.Load())
 	var last error
 	var slow []string
+	slowWhy := ""
 	grpcOnly := true
 	for k := range p.eps {
 		if err := ctx.Err(); err != nil {
@@ -181,8 +199,13 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 				err = fn(actx, c)
 			}
 			timedOut := actx.Err() != nil && ctx.Err() == nil
-			if isReady && timedOut {
+			if isReady && err != nil && (timedOut || !dialFailed(err)) {
+				// Up, but it could not do it: with nodes down a node
+				// cannot reach the replicas the call needs.
 				slow = append(slow, p.eps[i].url)
+				if slowWhy = "timed out"; !timedOut {
+					slowWhy = oneLine(err)
+				}
 			}
 			cancel()
 			if err == nil || (!timedOut && !unreachable(err)) {
@@ -197,9 +220,9 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 		grpcOnly = grpcOnly && errors.As(err, &gs)
 		last = err
 	}
-	ue := &UnreachableError{Last: oneLine(last), GRPC: grpcOnly && len(slow) == 0, Slow: slow, Timeout: p.timeout}
+	ue := &UnreachableError{Last: oneLine(last), GRPC: grpcOnly && len(slow) == 0, Slow: slow, SlowWhy: slowWhy, Timeout: p.timeout}
 	for _, ep := range p.eps {
-		if grpcOnly {
+		if ue.GRPC {
 			ue.Endpoints = append(ue.Endpoints, ep.grpc)
 		} else {
 			ue.Endpoints = append(ue.Endpoints, ep.url)
