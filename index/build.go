@@ -99,6 +99,25 @@ func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
 // goes, so an interrupted build keeps everything it finished; the next
 // build picks up from there.
 func BuildTo(ctx context.Context, t Target, opt BuildOptions) (Summary, error) {
+	sum, err := buildOnce(ctx, t, opt)
+	if errors.Is(err, ErrIncomplete) && ctx.Err() == nil {
+		// The store found chunks missing that it had taken, and forgot
+		// their documents: a second pass writes them again (the rest is
+		// unchanged and costs a scan).
+		if opt.Notice != nil {
+			opt.Notice(err.Error() + ": writing them again")
+		}
+		sum, err = buildOnce(ctx, t, opt)
+	}
+	return sum, err
+}
+
+// ErrIncomplete is a store's Publish finding that chunks it took are not
+// all there (a Weaviate node lost them): the documents concerned are
+// forgotten, so that the next pass writes them again.
+var ErrIncomplete = errors.New("chunks missing")
+
+func buildOnce(ctx context.Context, t Target, opt BuildOptions) (Summary, error) {
 	b := &builder{opt: opt, sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
 	b.progress.Started = time.Now()
 	if b.opt.Workers <= 0 {

@@ -794,8 +794,8 @@ func (w *Writer) verify(ctx context.Context) error {
 	if len(names) > 3 {
 		names = append(names[:3], "…")
 	}
-	return fmt.Errorf("weaviate: %d chunks of %d files are not in the cluster although it took them (%s): run the build again to write them (a node went down meanwhile?)",
-		missing, len(short), strings.Join(names, ", "))
+	return fmt.Errorf("weaviate: %d chunks of %d files are not in the cluster although it took them (%s): run the build again to write them: %w",
+		missing, len(short), strings.Join(names, ", "), index.ErrIncomplete)
 }
 
 // gcVectors deletes the vectors no chunk uses: it reads every chunk's hash
