@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -366,7 +367,7 @@ func get(url string, out any) (int, error) {
 	}
 	defer resp.Body.Close()
 	if out != nil {
-		err = json.NewDecoder(resp.Body).Decode(out)
+		err = json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(out) // a node's status: small
 	}
 	return resp.StatusCode, err
 }
