@@ -108,6 +108,14 @@ type Source struct {
 	Root string
 }
 
+// Dir is the folder a document path of the source is relative to: a file
+// source's one document is named by its base name.
+func (s Source) Dir(rel string) string { return sourceDir(s.Root, rel) }
+
+// Join is the path of a document of the source on the machine that
+// indexed it.
+func (s Source) Join(rel string) string { return joinSource(s.Root, rel) }
+
 // DocState is what the index knows of a file from the last run.
 type DocState struct {
 	ID        int64

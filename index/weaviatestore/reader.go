@@ -353,19 +353,8 @@ func coverage(words []bm25.QueryWord, o chunkObj) float64 {
 	return float64(held) / float64(len(words))
 }
 
-// sourceDir is the folder a document path of the source is relative to:
-// a file source's one document is named by its base name (as package
-// index does).
-func sourceDir(root, rel string) string {
-	if rel == filepath.Base(root) {
-		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-			return filepath.Dir(root)
-		}
-	}
-	return root
-}
-
-func joinSource(root, rel string) string { return filepath.Join(sourceDir(root, rel), rel) }
+func sourceDir(root, rel string) string  { return index.Source{Root: root}.Dir(rel) }
+func joinSource(root, rel string) string { return index.Source{Root: root}.Join(rel) }
 
 // docRef is a document the index holds, found by its path.
 type docRef struct {
