@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate/entities/models"
@@ -143,12 +144,49 @@ func (s *Store) ensureClass(ctx context.Context, def *models.Class) error {
 		return c.Schema().ClassCreator().WithClass(def).Do(ctx)
 	})
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "already exists") {
-		return nil
+		err = nil
 	}
-	if err == nil {
-		s.setFactor(def.Class, int(def.ReplicationConfig.Factor))
+	if err != nil {
+		return s.wrap(err, "create collection "+def.Class)
 	}
-	return s.wrap(err, "create collection "+def.Class)
+	s.setFactor(def.Class, int(def.ReplicationConfig.Factor))
+	return s.waitKnown(ctx, def.Class)
+}
+
+// waitKnown waits until every node that answers can query a collection
+// just created. Raft commits the create on a majority and each node
+// applies it (and rebuilds its GraphQL schema) a moment later: a query or
+// a batch that reaches a node before then fails with `Cannot query field`
+// or "class not found" (1 fresh index in 20 on a 3-node cluster here).
+// A node that does not answer is skipped: it catches up before it is
+// ready again.
+func (s *Store) waitKnown(ctx context.Context, class string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.pool.timeout)
+	defer cancel()
+	for _, ep := range s.pool.eps {
+		c, err := s.pool.client(ep)
+		if err != nil || s.pool.ready(ctx, ep, c) != nil {
+			continue
+		}
+		for {
+			resp, err := c.GraphQL().Get().WithClassName(class).WithFields(additional("id")).WithLimit(1).Do(ctx)
+			if err == nil {
+				err = decodeGQL(resp, "Get", &map[string]any{})
+			}
+			// Known to GraphQL first, then its shard loaded.
+			notYet := isMissingClass(err) || err != nil && strings.Contains(err.Error(), "non-existing index")
+			if err == nil || (!notYet && unreachable(err)) {
+				break
+			}
+			if !notYet {
+				return s.wrap(err, "read collection "+class)
+			}
+			if sleep(ctx, 50*time.Millisecond) != nil {
+				return fmt.Errorf("weaviate: %s does not know collection %s %v after it was created: check the node's log and `lore doctor`", ep.url, class, s.pool.timeout)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Store) deleteClass(ctx context.Context, name string) error {
