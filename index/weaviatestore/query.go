@@ -310,18 +310,10 @@ func (n *textInt) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-func textIsNot(path, v string) *filters.WhereBuilder {
-	return filters.Where().WithPath([]string{path}).WithOperator(filters.NotEqual).WithValueText(v)
-}
-
 func idIn(ids []string) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(ids...)
 }
 
 func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
 	return filters.Where().WithOperator(filters.And).WithOperands(ws)
-}
-
-func or(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
-	return filters.Where().WithOperator(filters.Or).WithOperands(ws)
 }
