@@ -141,7 +141,8 @@ weaviate_start_node "$f"
 weaviate_wait_ready "$f" >/dev/null
 weaviate_wait_healthy 3
 l=$(leader "$f")
-echo "kill -9 leader node$l while indexing"
+running=no; kill -0 "$bg_pid" 2>/dev/null && running=yes
+echo "kill -9 leader node$l (lore index still running: $running)"
 weaviate_kill_node "$l"
 set +e; wait "$bg_pid"; kcode=$?; set -e; bg_pid=""
 if [[ $kcode -ne 0 ]]; then
