@@ -183,6 +183,28 @@ curl -s -X POST "http://127.0.0.1:$port/v1/search" -H 'Content-Type: application
 check "lore serve: /v1/search answers from the cluster as lore search does" jq_ok "$work/serve-search.json" "d['results'][0]['path'] == json.load(open('$work/s-wv.json'))['results'][0]['path']"
 kill -TERM "$bg_pid"; wait "$bg_pid" || true; bg_pid=""
 
+# --- lore mcp on the cluster, asked by the official TypeScript SDK ----------
+[[ -d .cache/npm/node_modules/@modelcontextprotocol/sdk ]] ||
+  npm install --prefix .cache/npm @modelcontextprotocol/sdk@1 --no-audit --no-fund >/dev/null ||
+  echo "npm install of @modelcontextprotocol/sdk failed"
+cat >"$work/mcp.mjs" <<'JS'
+import { createRequire } from "node:module";
+const require = createRequire(process.cwd() + "/.cache/npm/package.json");
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const client = new Client({ name: "e2e-weaviate", version: "1" });
+// env: the SDK passes a child only a safe few variables by default.
+await client.connect(new StdioClientTransport({ command: process.argv[2], args: ["mcp"], env: process.env, stderr: "ignore" }));
+const res = await client.callTool({ name: "search", arguments: { query: "honor_labels", k: 3 } });
+const idx = await client.callTool({ name: "list_indexes", arguments: {} });
+console.log(JSON.stringify({ search: res.structuredContent, isError: !!res.isError, indexes: idx.structuredContent }));
+await client.close();
+JS
+run "$work/mcp.json" "$work/mcp.err" timeout 120 "${W[@]}" node "$work/mcp.mjs" "$lore"
+check "lore mcp: search answers from the cluster as lore search does" jq_ok "$work/mcp.json" \
+  "not d['isError'] and d['search']['results'][0]['path'] == json.load(open('$work/s-wv.json'))['results'][0]['path']"
+check "lore mcp: list_indexes lists the cluster's indexes" jq_ok "$work/mcp.json" "'killed' in json.dumps(d['indexes'])"
+
 # --- all but one endpoint down --------------------------------------------
 weaviate_kill_node 0
 weaviate_kill_node 1

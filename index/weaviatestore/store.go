@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/strfmt"
@@ -85,7 +86,8 @@ type Config struct {
 type Store struct {
 	cfg    Config
 	pool   *pool
-	holder string // this Store's name in a writer's lease
+	holder string       // this Store's name in a writer's lease
+	leases atomic.Int64 // leases taken: each writer's holder is its own
 
 	mu           sync.Mutex
 	factors      map[string]int // replication factor by class, as read
@@ -519,7 +521,7 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 		return index.Info{}, fmt.Errorf("cannot remove index %q: %w", name, err)
 	}
 	// Held from here on, so that no build begins while confirm asks.
-	st.LockHolder, st.LockExpires = s.holder, time.Now().Add(leaseTTL).UnixMilli()
+	st.LockHolder, st.LockExpires = s.newHolder(), time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
 		return index.Info{}, err
 	}

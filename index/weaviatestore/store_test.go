@@ -439,9 +439,13 @@ func TestSingleNode(t *testing.T) {
 		if w.gen == old.gen {
 			t.Fatal("a rebuild writes the current generation")
 		}
-		// Another process (another holder) is refused while it writes.
+		// Another process (another holder) is refused while it writes, and
+		// so is a second build in this one (lore serve or mcp with writes).
 		if _, err := newStore(t, c, "Lore").BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, index.ErrLocked) {
 			t.Errorf("a second writer: %v", err)
+		}
+		if _, err := s.BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, index.ErrLocked) {
+			t.Errorf("a second writer in the same process: %v", err)
 		}
 		if _, err := newStore(t, c, "Lore").Remove(ctx, "docs", nil); !errors.Is(err, index.ErrLocked) {
 			t.Errorf("Remove while a writer holds the index: %v", err)

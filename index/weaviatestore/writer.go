@@ -36,9 +36,15 @@ const (
 	leaseRenew = 30 * time.Second
 )
 
+// newHolder names one lease: two builds of one index in one process (lore
+// serve or mcp with writes allowed) are refused as two processes are.
+func (s *Store) newHolder() string {
+	return fmt.Sprintf("%s #%d", s.holder, s.leases.Add(1))
+}
+
 // leaseHeld is ErrLocked when another writer's lease on st is live.
 func (s *Store) leaseHeld(st *state) error {
-	if st.LockHolder == "" || st.LockHolder == s.holder || time.Now().UnixMilli() >= st.LockExpires || holderGone(st.LockHolder) {
+	if st.LockHolder == "" || time.Now().UnixMilli() >= st.LockExpires || holderGone(st.LockHolder) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is writing it (its lease runs until %s): wait for that build to end",
@@ -84,7 +90,7 @@ func (s *Store) readyNodes(ctx context.Context) (int, error) {
 // Writer is one build's access to an index in the cluster.
 type Writer struct {
 	s                     *Store
-	name, gen             string
+	name, gen, holder     string
 	chunks, docs, vectors string
 	notice                func(string)
 	mu                    sync.Mutex // st: the lease renewal writes it beside the build
@@ -157,7 +163,8 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if gs.Replication == 0 {
 		gs.Replication = factor
 	}
-	st.LockHolder, st.LockExpires = s.holder, time.Now().Add(leaseTTL).UnixMilli()
+	holder := s.newHolder()
+	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
 		return nil, err
 	}
@@ -168,7 +175,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if err != nil {
 		return nil, err
 	}
-	if back == nil || back.LockHolder != s.holder {
+	if back == nil || back.LockHolder != holder {
 		holder := "another writer"
 		if back != nil {
 			holder = back.LockHolder
@@ -176,7 +183,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 		return nil, fmt.Errorf("index %q: %w: %s began writing it at the same time", req.Name, index.ErrLocked, clip(holder))
 	}
 	w := &Writer{
-		s: s, name: req.Name, gen: gen, st: st, notice: notice,
+		s: s, name: req.Name, gen: gen, st: st, notice: notice, holder: holder,
 		chunks: s.class(req.Name, gen, kindChunks), docs: s.class(req.Name, gen, kindDocs), vectors: s.class(req.Name, gen, kindVectors),
 		cache: map[string][]float32{}, stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
@@ -256,7 +263,7 @@ func (w *Writer) Close() error {
 		defer w.mu.Unlock()
 		// A writer whose lease lapsed (renewals failed for two minutes)
 		// and was taken over must not write its state over the other's.
-		if back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency); err == nil && back != nil && back.LockHolder != w.s.holder {
+		if back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency); err == nil && back != nil && back.LockHolder != w.holder {
 			return
 		}
 		w.st.LockHolder, w.st.LockExpires = "", 0
@@ -493,6 +500,36 @@ func (w *Writer) vectorsFor(ctx context.Context, hashes []string) (map[string][]
 		}
 		for _, f := range found {
 			out[f.Hash] = f.Additional.Vector
+		}
+	}
+	// A filtered Get reads one replica, which may lack what a QUORUM write
+	// put on the others (a node that was down): ask for the rest by id at
+	// the write consistency (its replicas overlap the write's) before
+	// calling them missing.
+	level := ""
+	if w.s.factor(ctx, w.vectors) > 1 {
+		level = w.s.cfg.WriteConsistency
+	}
+	for _, h := range ask {
+		if out[h] != nil {
+			continue
+		}
+		err := w.s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+			b := c.Data().ObjectsGetter().WithClassName(w.vectors).WithID(vectorUUID(h)).WithVector()
+			if level != "" {
+				b = b.WithConsistencyLevel(level)
+			}
+			objs, err := b.Do(ctx)
+			if statusCode(err) == http.StatusNotFound {
+				return nil
+			}
+			if err == nil && len(objs) == 1 {
+				out[h] = objs[0].Vector
+			}
+			return err
+		})
+		if err != nil {
+			return nil, w.s.wrap(err, "read vectors")
 		}
 	}
 	return out, nil
@@ -814,8 +851,8 @@ func (w *Writer) verify(ctx context.Context) error {
 			continue
 		}
 		// The listing read one replica, maybe one still applying the last
-		// writes: ask for each of the document's chunks by id from every
-		// replica before calling any lost.
+		// writes: ask for each of the document's chunks by id before
+		// calling any lost.
 		n, err := w.lost(ctx, d)
 		if err != nil {
 			return w.s.wrap(err, "check the chunks of "+d.Path)
@@ -842,12 +879,14 @@ func (w *Writer) verify(ctx context.Context) error {
 		missing, len(short), strings.Join(names, ", "), index.ErrIncomplete)
 }
 
-// lost counts the chunks of d that no replica holds, asked by object id
-// at consistency ALL (which also repairs a replica behind).
+// lost counts the chunks of d the cluster does not hold, asked by object
+// id at the write consistency: those replicas overlap the ones that
+// acknowledged the write, whichever node is down, and a replica behind is
+// repaired on the way.
 func (w *Writer) lost(ctx context.Context, d docObj) (int, error) {
 	level := ""
 	if w.s.factor(ctx, w.chunks) > 1 {
-		level = All
+		level = w.s.cfg.WriteConsistency
 	}
 	var n atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
