@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -147,6 +148,22 @@ func BenchmarkStores(b *testing.B) {
 			}
 			rss1, _ := mem()
 			b.ReportMetric(max(rss1-rss0, 0)*1024*1024/chunks, "rss-B/chunk")
+			// An incremental build: one file of the corpus changed (its
+			// last section), the rest as they were.
+			changed := filepath.Join(corpus, "d000", "f00000.md")
+			fh, err := os.OpenFile(changed, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Fprintf(fh, "Changed for the %s update.\n", kind)
+			fh.Close()
+			t = time.Now()
+			upd, err := st.Build(ctx, index.BuildOptions{Name: "bench", Paths: []string{corpus}, Embedder: emb, EmbedBatchSize: 256,
+				Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
+			if err != nil || upd.FilesIndexed != 1 {
+				b.Fatalf("update of one file: %+v %v", upd, err)
+			}
+			b.ReportMetric(float64(time.Since(t).Milliseconds()), "update-one-file-ms")
 			fmt.Fprintf(os.Stderr, "%s: %d chunks in %v\n", kind, sum.TotalChunks, took.Round(time.Millisecond))
 		})
 	}

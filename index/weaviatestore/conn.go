@@ -71,7 +71,7 @@ func (e *UnreachableError) Error() string {
 				down = append(down, ep)
 			}
 		}
-		msg := fmt.Sprintf("weaviate: %s is up but could not do it (%s after at most %v)", strings.Join(e.Slow, ", "), e.SlowWhy, e.Timeout)
+		msg := fmt.Sprintf("weaviate: %s is up but could not do it (%s)", strings.Join(e.Slow, ", "), e.SlowWhy)
 		if len(down) > 0 {
 			msg += "; " + strings.Join(down, ", ") + " did not answer"
 		}
@@ -203,9 +203,15 @@ func (p *pool) do(ctx context.Context, fn func(ctx context.Context, c *wv.Client
 				// Up, but it could not do it: with nodes down a node
 				// cannot reach the replicas the call needs.
 				slow = append(slow, p.eps[i].url)
-				if slowWhy = "timed out"; !timedOut {
+				if slowWhy = fmt.Sprintf("timed out after %v", p.timeout); !timedOut {
 					slowWhy = oneLine(err)
 				}
+			}
+			if !isReady && errors.Is(err, errNotReady) {
+				// It answered: with most nodes down a node says it is
+				// not ready, and that is worth telling from a dead one.
+				slow = append(slow, p.eps[i].url)
+				slowWhy = "it says it is not ready"
 			}
 			cancel()
 			if err == nil || (!timedOut && !unreachable(err)) {

@@ -310,6 +310,10 @@ func (n *textInt) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+func hashesIn(hashes []string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{"hash"}).WithOperator(filters.ContainsAny).WithValueText(hashes...)
+}
+
 func idIn(ids []string) *filters.WhereBuilder {
 	return filters.Where().WithPath([]string{"id"}).WithOperator(filters.ContainsAny).WithValueText(ids...)
 }

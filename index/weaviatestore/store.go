@@ -233,6 +233,9 @@ type genState struct {
 	Meta        map[string]string `json:"meta"`
 	Sources     []index.Source    `json:"sources"`
 	Replication int               `json:"replication"`
+	// Unverified is when the first write since the last Publish began
+	// (unix ns): Publish checks the documents written from then on.
+	Unverified int64 `json:"unverified,omitempty"`
 }
 
 func (st *state) gen(g string) *genState {

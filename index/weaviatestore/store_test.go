@@ -432,6 +432,43 @@ func TestSingleNode(t *testing.T) {
 		}
 	})
 
+	t.Run("lost chunk", func(t *testing.T) {
+		// A chunk the cluster took and then lost, in a run cut short
+		// before its Publish: the next run's Publish finds it (it checks
+		// what was written since the last Publish, not only by itself),
+		// forgets the file so that the next pass writes it again, and
+		// says which.
+		w := begin(t, s, "lost", false)
+		lsrc, err := w.AddSource(ctx, "/nowhere/lost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := fileUpdate(lsrc.ID, "a.md", chOllama, chGarden)
+		write(t, w, fixtureVecs(), a)
+		if err := s.deleteWhere(ctx, "lose a chunk", w.chunks, idIn([]string{chunkUUID(lsrc.ID, "a.md", version(a), 1)})); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		w = begin(t, s, "lost", false)
+		write(t, w, fixtureVecs(), fileUpdate(lsrc.ID, "b.md", chUser))
+		_, _, err = w.Publish(ctx, index.PublishOptions{Vectors: true})
+		if !errors.Is(err, index.ErrIncomplete) || !strings.Contains(err.Error(), "1 chunks of 1 files") || !strings.Contains(err.Error(), "a.md") {
+			t.Fatalf("Publish with a chunk lost by an earlier run: %v", err)
+		}
+		if docs, err := w.Documents(ctx, lsrc.ID); err != nil || docs["a.md"].ID != 0 || docs["b.md"].ID == 0 {
+			t.Errorf("after the check, the documents are %v (%v): want b.md, a.md forgotten", docs, err)
+		}
+		w.Close()
+		w = begin(t, s, "lost", false)
+		write(t, w, fixtureVecs(), a)
+		if files, chunks := publish(t, w); files != 2 || chunks != 3 {
+			t.Errorf("a.md written again: %d files, %d chunks; want 2, 3", files, chunks)
+		}
+		if _, err := s.Remove(ctx, "lost", nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("rebuild", func(t *testing.T) {
 		old := open(t, s, "docs")
 		gen := s.Generation(ctx, "docs")

@@ -1,11 +1,13 @@
 package weaviatestore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -96,6 +98,8 @@ type Writer struct {
 	mu                    sync.Mutex // st: the lease renewal writes it beside the build
 	st                    *state
 	cache                 map[string][]float32 // vectors PutVectors stored in this run, until used
+	orphans               map[string]bool      // hashes whose vectors may be unused now (see gcVectors); under mu
+	written               map[int64]docObj     // documents this run wrote, for verify
 	stop, stopped         chan struct{}
 	closeOnce             sync.Once
 }
@@ -163,6 +167,10 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if gs.Replication == 0 {
 		gs.Replication = factor
 	}
+	if gs.Unverified == 0 {
+		// Kept until a Publish checks what was written since (see verify).
+		gs.Unverified = time.Now().UnixNano()
+	}
 	holder := s.newHolder()
 	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
@@ -185,7 +193,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	w := &Writer{
 		s: s, name: req.Name, gen: gen, st: st, notice: notice, holder: holder,
 		chunks: s.class(req.Name, gen, kindChunks), docs: s.class(req.Name, gen, kindDocs), vectors: s.class(req.Name, gen, kindVectors),
-		cache: map[string][]float32{}, stop: make(chan struct{}), stopped: make(chan struct{}),
+		cache: map[string][]float32{}, orphans: map[string]bool{}, written: map[int64]docObj{}, stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	go w.renew()
 	for _, k := range kinds {
@@ -457,6 +465,7 @@ func (w *Writer) PutVectors(ctx context.Context, hashes []string, vecs [][]float
 	if err := w.s.insert(ctx, "store vectors", objs, nil); err != nil {
 		return err
 	}
+	w.orphan(hashes...)
 	if len(w.cache)+len(hashes) > maxCached {
 		clear(w.cache) // WriteFiles reads them back from the cluster
 	}
@@ -653,6 +662,12 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	if err := w.s.insert(ctx, "write documents", docObjs, nil); err != nil {
 		return err
 	}
+	for _, f := range files {
+		if f.Status == index.StatusIndexed {
+			did := docID(f.SourceID, f.Path)
+			w.written[did] = docObj{DocID: textInt(did), SourceID: f.SourceID, Path: f.Path, Status: f.Status, Chunks: len(f.Pieces), Version: version(f)}
+		}
+	}
 	for _, h := range hashes {
 		delete(w.cache, h)
 	}
@@ -685,12 +700,13 @@ func (w *Writer) dropOtherVersions(ctx context.Context, keep map[int64]string) e
 			var objs []struct {
 				DocID      textInt `json:"doc_id"`
 				Version    string  `json:"version"`
+				Hash       string  `json:"hash"`
 				Additional struct {
 					ID string `json:"id"`
 				} `json:"_additional"`
 			}
 			err := w.s.get(ctx, w.chunks, func(b *graphql.GetBuilder) *graphql.GetBuilder {
-				return b.WithWhere(idsIn("doc_id", group)).WithFields(append(fields("doc_id", "version"), additional("id"))...).WithLimit(listLimit)
+				return b.WithWhere(idsIn("doc_id", group)).WithFields(append(fields("doc_id", "version", "hash"), additional("id"))...).WithLimit(listLimit)
 			}, &objs)
 			if err != nil {
 				return w.s.wrap(err, "list replaced chunks")
@@ -699,6 +715,7 @@ func (w *Writer) dropOtherVersions(ctx context.Context, keep map[int64]string) e
 			for _, o := range objs {
 				if v, ok := keep[int64(o.DocID)]; ok && o.Version != v && o.Additional.ID != "" {
 					old = append(old, o.Additional.ID)
+					w.orphan(o.Hash)
 				}
 			}
 			for j := 0; j < len(old); j += idGroup {
@@ -754,6 +771,18 @@ func (w *Writer) TouchFiles(ctx context.Context, files []index.FileUpdate) error
 func (w *Writer) RemoveDocuments(ctx context.Context, ids []int64) error {
 	for i := 0; i < len(ids); i += idGroup {
 		group := ids[i:min(i+idGroup, len(ids))]
+		// Their hashes first, for gcVectors (a listing too long to hold
+		// leaves some vectors behind: harmless).
+		var objs []struct{ Hash string }
+		err := w.s.get(ctx, w.chunks, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(idsIn("doc_id", group)).WithFields(fields("hash")...).WithLimit(listLimit)
+		}, &objs)
+		if err != nil {
+			return w.s.wrap(err, "list removed chunks")
+		}
+		for _, o := range objs {
+			w.orphan(o.Hash)
+		}
 		if err := w.s.deleteWhere(ctx, "remove documents' chunks", w.chunks, idsIn("doc_id", group)); err != nil {
 			return err
 		}
@@ -771,11 +800,14 @@ func (w *Writer) Remember(ctx context.Context, r index.Remembered) error {
 	return w.setState(ctx, func(st *state) { st.Remembered = &r })
 }
 
-// Publish ends a complete build: vectors no chunk uses go, built_at is
+// Publish ends a complete build: the documents written since the last
+// Publish are checked, vectors no chunk uses any more go, built_at is
 // set, and a rebuild's generation becomes Current in one write of the
-// meta object; then the old generation's collections are deleted.
+// meta object; then the old generation's collections are deleted. Its
+// cost follows what the build changed, not the size of the index (but
+// for a pass over the document records: one object a file).
 func (w *Writer) Publish(ctx context.Context, p index.PublishOptions) (files, chunks int, err error) {
-	if err := w.verify(ctx); err != nil {
+	if files, err = w.verify(ctx); err != nil {
 		return 0, 0, err
 	}
 	if p.Vectors {
@@ -783,20 +815,14 @@ func (w *Writer) Publish(ctx context.Context, p index.PublishOptions) (files, ch
 			return 0, 0, err
 		}
 	}
-	err = w.s.scanDocs(ctx, w.docs, func(d docObj) {
-		if d.Status == index.StatusIndexed {
-			files++
-		}
-	})
-	if err != nil {
-		return 0, 0, w.s.wrap(err, "count documents")
-	}
 	if chunks, err = w.s.count(ctx, w.chunks); err != nil {
 		return 0, 0, err
 	}
 	var old string
 	err = w.setState(ctx, func(st *state) {
-		st.gen(w.gen).Meta["built_at"] = strconv.FormatInt(time.Now().Unix(), 10)
+		g := st.gen(w.gen)
+		g.Meta["built_at"] = strconv.FormatInt(time.Now().Unix(), 10)
+		g.Unverified = 0
 		if st.Current != w.gen {
 			old, st.Current, st.Next = st.Current, w.gen, ""
 		}
@@ -814,68 +840,103 @@ func (w *Writer) Publish(ctx context.Context, p index.PublishOptions) (files, ch
 	return files, chunks, nil
 }
 
-// verify compares every indexed document's chunk count with the chunks the
-// cluster holds for it. A chunk acknowledged and then lost (kill -9 of a
-// node at the wrong moment: TestKillFollowerThenLeaderWhileIndexing saw
-// one in a few runs) would otherwise stay lost, since the document's
-// record says it is indexed and no later run reads the file again. Those
-// documents lose their record, and the build stops: the next run writes
-// them again. The listing reads one replica, so one not yet repaired can
-// make a whole document look short: then it is written again, harmlessly
-// (the same object ids).
-func (w *Writer) verify(ctx context.Context) error {
-	want := map[int64]docObj{}
-	err := w.s.scanDocs(ctx, w.docs, func(d docObj) {
-		if d.Status == index.StatusIndexed {
-			want[int64(d.DocID)] = d
+// clockSkew is how far apart the clocks of two machines writing one index
+// may be: verify checks documents written that long before it began.
+const clockSkew = 10 * time.Minute
+
+// verify compares the chunk count of every document written since the
+// last Publish (by this run or a run cut short before it) with the chunks
+// the cluster holds for it, and returns how many files the index holds. A
+// chunk acknowledged and then lost (kill -9 of a node at the wrong
+// moment) would otherwise stay lost, since the document's record says it
+// is indexed and no later run reads the file again. Those documents lose
+// their record, and the build stops with ErrIncomplete: BuildTo writes
+// them again.
+func (w *Writer) verify(ctx context.Context) (files int, err error) {
+	since := w.genState().Unverified - clockSkew.Nanoseconds()
+	// What this run wrote, whether or not the replica the listing reads
+	// has its records yet, and what the records say was written since.
+	toCheck := maps.Clone(w.written)
+	err = w.s.scanDocs(ctx, w.docs, func(d docObj) {
+		if d.Status != index.StatusIndexed {
+			return
+		}
+		files++
+		if at, _ := strconv.ParseInt(d.IndexedAt, 10, 64); at >= since && toCheck[int64(d.DocID)].Path == "" {
+			toCheck[int64(d.DocID)] = d
 		}
 	})
 	if err != nil {
-		return w.s.wrap(err, "check documents")
+		return 0, w.s.wrap(err, "check documents")
 	}
-	got := map[int64]int{}
-	err = w.s.scan(ctx, w.chunks, []string{"doc_id"}, maxScan, func(o map[string]any) error {
-		s, _ := o["doc_id"].(string)
-		id, _ := strconv.ParseInt(s, 10, 64)
-		got[id]++
-		return nil
-	})
-	if err != nil {
-		return w.s.wrap(err, "check chunks")
+	var check []docObj
+	for _, d := range toCheck {
+		if d.Chunks > 0 {
+			check = append(check, d)
+		}
 	}
+	slices.SortFunc(check, func(a, b docObj) int { return cmp.Compare(a.DocID, b.DocID) })
 	var short []int64
 	var names []string
 	missing := 0
-	for id, d := range want {
-		if got[id] >= d.Chunks {
-			continue
+	for len(check) > 0 {
+		// As many documents as one listing holds, with room for chunks of
+		// theirs not yet deleted.
+		n, sum := 0, 0
+		for n < len(check) && n < idGroup && sum+check[n].Chunks <= listLimit/2 {
+			sum += check[n].Chunks
+			n++
 		}
-		// The listing read one replica, maybe one still applying the last
-		// writes: ask for each of the document's chunks by id before
-		// calling any lost.
-		n, err := w.lost(ctx, d)
+		group := check[:max(n, 1)]
+		check = check[len(group):]
+		ids := make([]int64, len(group))
+		for i, d := range group {
+			ids[i] = int64(d.DocID)
+		}
+		var objs []struct {
+			DocID textInt `json:"doc_id"`
+		}
+		err := w.s.get(ctx, w.chunks, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(idsIn("doc_id", ids)).WithFields(fields("doc_id")...).WithLimit(listLimit)
+		}, &objs)
 		if err != nil {
-			return w.s.wrap(err, "check the chunks of "+d.Path)
+			return 0, w.s.wrap(err, "check chunks")
 		}
-		if n > 0 {
-			short = append(short, id)
-			names = append(names, d.Path)
-			missing += n
+		got := map[int64]int{}
+		for _, o := range objs {
+			got[int64(o.DocID)]++
+		}
+		for _, d := range group {
+			if got[int64(d.DocID)] >= d.Chunks && len(objs) < listLimit {
+				continue
+			}
+			// The listing read one replica, maybe one still applying the
+			// last writes: ask for each of the document's chunks by id
+			// before calling any lost.
+			n, err := w.lost(ctx, d)
+			if err != nil {
+				return 0, w.s.wrap(err, "check the chunks of "+d.Path)
+			}
+			if n > 0 {
+				short = append(short, int64(d.DocID))
+				names = append(names, d.Path)
+				missing += n
+			}
 		}
 	}
 	if len(short) == 0 {
-		return nil
+		return files, nil
 	}
 	sort.Strings(names)
 	for i := 0; i < len(short); i += idGroup {
 		if err := w.s.deleteWhere(ctx, "forget short documents", w.docs, idsIn("doc_id", short[i:min(i+idGroup, len(short))])); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if len(names) > 3 {
 		names = append(names[:3], "…")
 	}
-	return fmt.Errorf("weaviate: %d chunks of %d files are not in the cluster although it took them (%s): run the build again to write them: %w",
+	return 0, fmt.Errorf("weaviate: %d chunks of %d files are not in the cluster although it took them (%s): run the build again to write them: %w",
 		missing, len(short), strings.Join(names, ", "), index.ErrIncomplete)
 }
 
@@ -911,38 +972,59 @@ func (w *Writer) lost(ctx context.Context, d docObj) (int, error) {
 	return int(n.Load()), err
 }
 
-// gcVectors deletes the vectors no chunk uses: it reads every chunk's hash
-// and every vector's (hash only), so it costs a pass over the index.
-func (w *Writer) gcVectors(ctx context.Context, progress func(string, int, int)) error {
-	used := map[string]bool{}
-	err := w.s.scan(ctx, w.chunks, []string{"hash"}, maxScan, func(o map[string]any) error {
-		h, _ := o["hash"].(string)
-		used[h] = true
-		return nil
-	})
-	if err != nil {
-		return w.s.wrap(err, "read chunk hashes")
+// orphan marks hashes whose vectors gcVectors checks.
+func (w *Writer) orphan(hashes ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range hashes {
+		w.orphans[h] = true
 	}
+}
+
+// gcVectors deletes the stored vectors that no chunk uses any more, among
+// those this run may have orphaned: the vectors it stored and those of
+// the chunks it deleted. (A run cut short can leave a few behind; a
+// rebuild starts a generation without them.)
+func (w *Writer) gcVectors(ctx context.Context, progress func(string, int, int)) error {
+	w.mu.Lock()
+	cands := slices.Sorted(maps.Keys(w.orphans))
+	w.mu.Unlock()
 	var unused []string
-	err = w.s.scan(ctx, w.vectors, []string{"hash"}, maxScan, func(o map[string]any) error {
-		if h, _ := o["hash"].(string); !used[h] {
-			unused = append(unused, vectorUUID(h))
+	for i := 0; i < len(cands); i += idGroup {
+		if progress != nil {
+			progress("vectors", i, len(cands))
 		}
-		return nil
-	})
-	if err != nil {
-		return w.s.wrap(err, "read vector hashes")
+		group := cands[i:min(i+idGroup, len(cands))]
+		var objs []struct{ Hash string }
+		err := w.s.get(ctx, w.chunks, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+			return b.WithWhere(hashesIn(group)).WithFields(fields("hash")...).WithLimit(listLimit)
+		}, &objs)
+		if err != nil {
+			return w.s.wrap(err, "read chunk hashes")
+		}
+		if len(objs) == listLimit {
+			continue // cannot tell which are unused: keep them
+		}
+		used := map[string]bool{}
+		for _, o := range objs {
+			used[o.Hash] = true
+		}
+		for _, h := range group {
+			if !used[h] {
+				unused = append(unused, vectorUUID(h))
+			}
+		}
 	}
 	for i := 0; i < len(unused); i += idGroup {
-		if progress != nil {
-			progress("vectors", i, len(unused))
-		}
 		if err := w.s.deleteWhere(ctx, "drop unused vectors", w.vectors, idIn(unused[i:min(i+idGroup, len(unused))])); err != nil {
 			return err
 		}
 	}
 	if progress != nil {
-		progress("vectors", len(unused), len(unused))
+		progress("vectors", len(cands), len(cands))
 	}
+	w.mu.Lock()
+	clear(w.orphans)
+	w.mu.Unlock()
 	return nil
 }
