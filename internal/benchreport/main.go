@@ -164,6 +164,8 @@ var tracked = []struct {
 	{"hybrid query p50 on one Weaviate node (ms)", "BenchmarkStores/weaviate-1", "hybrid-p50-ms", ""},
 	{"import into 3 Weaviate nodes, replication 3, one machine, 10k chunks, 384-d (chunks/s)", "BenchmarkStores/weaviate-3", "import-chunks/s", ""},
 	{"hybrid query p50 on 3 Weaviate nodes, replication 3, one machine (ms)", "BenchmarkStores/weaviate-3", "hybrid-p50-ms", ""},
+	{"update one file of a 10k-chunk index on one Weaviate node (ms)", "BenchmarkStores/weaviate-1", "update-one-file-ms", ""},
+	{"update one file of a 10k-chunk index on 3 Weaviate nodes (ms)", "BenchmarkStores/weaviate-3", "update-one-file-ms", ""},
 	{"HNSW recall@10 at 100k, ef 128", "BenchmarkSearch/100k", "recall@10", "≥ 0.97"},
 	{"HNSW speed / exact search at 100k", "BenchmarkSearch/100k", "x-exact", "≥ 20"},
 	{"bench/hnsw at 100k: lore's recall@10, ef 128", "BenchmarkANN/100k/lore", "recall@10-ef128", ""},
