@@ -226,6 +226,9 @@ type state struct {
 	Remembered  *index.Remembered
 	LockHolder  string
 	LockExpires int64 // unix milliseconds
+	// Damaged says why the meta object could not be read (List only:
+	// such a state has nothing else).
+	Damaged string
 }
 
 // genState is what one generation keeps beside its collections.
@@ -285,7 +288,10 @@ func (s *Store) readState(ctx context.Context, name, consistency string) (*state
 	}
 	st, err := parseState(obj.Properties)
 	if err != nil {
-		return nil, &index.DamagedError{Index: name, Reason: "its meta object in " + metaClass(s.cfg.CollectionPrefix) + " is not lore's: " + oneLine(err), Err: err}
+		// Neither a build nor a read can trust it: only removal mends it
+		// (Remove deletes the index's collections by their names).
+		return nil, &index.DamagedError{Index: name, Reason: "its meta object in " + metaClass(s.cfg.CollectionPrefix) + " is not lore's: " + oneLine(err),
+			Fix: fmt.Sprintf("remove it (lore index rm %s), then index its folders again", name), Err: err}
 	}
 	return st, nil
 }
@@ -368,7 +374,12 @@ func (s *Store) states(ctx context.Context) ([]*state, error) {
 		func(o map[string]any) error {
 			st, err := parseState(o)
 			if err != nil {
-				return nil // not lore's: List cannot describe it
+				// Listed as damaged, so that `lore index list` shows what
+				// `lore index rm` can remove.
+				if name, _ := o["name"].(string); name != "" {
+					out = append(out, &state{Name: name, Damaged: "its meta object is not lore's: " + oneLine(err)})
+				}
+				return nil
 			}
 			out = append(out, st)
 			return nil
@@ -397,6 +408,10 @@ func (s *Store) List(ctx context.Context) ([]index.Info, error) {
 // cluster cannot give one in time.
 func (s *Store) info(ctx context.Context, st *state) index.Info {
 	in := index.Info{Name: st.Name, Built: st.Current != ""}
+	if st.Damaged != "" {
+		in.Built, in.Damaged, in.Path = true, st.Damaged, "weaviate:"+metaClass(s.cfg.CollectionPrefix)
+		return in
+	}
 	if st.Current == "" {
 		if st.Next != "" {
 			in.Path = "weaviate:" + s.class(st.Name, st.Next, kindChunks)
@@ -514,6 +529,10 @@ func remembered(st *state) index.Remembered {
 // not nil) agrees. It refuses while a writer holds the index.
 func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info) error) (index.Info, error) {
 	st, err := s.readState(ctx, name, s.cfg.WriteConsistency)
+	var damaged *index.DamagedError
+	if errors.As(err, &damaged) {
+		return s.removeDamaged(ctx, name, damaged.Reason, confirm)
+	}
 	if err != nil {
 		return index.Info{}, err
 	}
@@ -553,6 +572,46 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 			if err := s.deleteClass(ctx, s.class(name, g, k)); err != nil {
 				return in, err
 			}
+		}
+	}
+	return in, nil
+}
+
+// removeDamaged removes an index whose meta object lore cannot read, so
+// knows neither its generations nor its lease: the meta object, then every
+// collection named after the index (its slug carries a hash of the exact
+// name, so no other index's collections share the prefix).
+func (s *Store) removeDamaged(ctx context.Context, name, reason string, confirm func(index.Info) error) (index.Info, error) {
+	in := index.Info{Name: name, Built: true, Damaged: reason, Path: "weaviate:" + metaClass(s.cfg.CollectionPrefix)}
+	if confirm != nil {
+		if err := confirm(in); err != nil {
+			return in, err
+		}
+	}
+	var classes []string
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		d, err := c.Schema().Getter().Do(ctx)
+		if err != nil || d == nil {
+			return err
+		}
+		prefix := className(s.cfg.CollectionPrefix, name, "g", "")
+		prefix = prefix[:len(prefix)-len("_")]
+		for _, cl := range d.Classes {
+			if cl != nil && strings.HasPrefix(cl.Class, prefix) {
+				classes = append(classes, cl.Class)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return in, s.wrap(err, "read the schema")
+	}
+	if err := s.deleteState(ctx, name); err != nil {
+		return in, err
+	}
+	for _, cl := range classes {
+		if err := s.deleteClass(ctx, cl); err != nil {
+			return in, err
 		}
 	}
 	return in, nil

@@ -8,12 +8,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-openapi/strfmt"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/weaviatetest"
+	"github.com/weaviate/weaviate/entities/models"
 )
 
 func TestNewChecksConfig(t *testing.T) {
@@ -466,6 +469,45 @@ func TestSingleNode(t *testing.T) {
 		}
 		if _, err := s.Remove(ctx, "lost", nil); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("damaged meta", func(t *testing.T) {
+		// A meta object lore cannot read: reads and builds refuse with the
+		// fix, and the fix (removal) works, collections and all.
+		w := begin(t, s, "bad", false)
+		bsrc, err := w.AddSource(ctx, "/nowhere/bad")
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, w, fixtureVecs(), fileUpdate(bsrc.ID, "a.md", chOllama))
+		publish(t, w)
+		chunks := w.chunks
+		garbage := &models.Object{Class: metaClass("Lore"), ID: strfmt.UUID(metaID("bad")), Properties: map[string]any{"name": "bad", "generations": "{not json"}}
+		if err := s.insert(ctx, "spoil the meta object", []*models.Object{garbage}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for what, err := range map[string]error{
+			"Open":       func() error { _, err := s.Open(ctx, "bad"); return err }(),
+			"BeginWrite": func() error { _, err := s.BeginWrite(ctx, index.WriteRequest{Name: "bad"}); return err }(),
+		} {
+			if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), "lore index rm bad") {
+				t.Errorf("%s of an index with a damaged meta object: %v", what, err)
+			}
+		}
+		list, err := s.List(ctx)
+		if i := slices.IndexFunc(list, func(in index.Info) bool { return in.Name == "bad" }); err != nil || i < 0 || list[i].Damaged == "" {
+			t.Errorf("List shows the damaged index as %+v (%v)", list, err)
+		}
+		in, err := s.Remove(ctx, "bad", nil)
+		if err != nil || in.Damaged == "" {
+			t.Fatalf("Remove of an index with a damaged meta object: %+v %v", in, err)
+		}
+		if cl, err := s.getClass(ctx, chunks); cl != nil || err != nil {
+			t.Errorf("its collection %s is still there (%v)", chunks, err)
+		}
+		if names, _ := s.Names(ctx); slices.Contains(names, "bad") {
+			t.Errorf("Names after removing it: %v", names)
 		}
 	})
 
