@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,52 +143,15 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	if err != nil {
 		return res, err
 	}
-	type cand struct {
-		id       int64
-		score    float64
-		lex, vec int
-		cover    float64
-	}
-	cands := map[int64]*cand{}
-	get := func(id int64) *cand {
-		c, ok := cands[id]
-		if !ok {
-			c = &cand{id: id}
-			cands[id] = c
-		}
-		return c
-	}
-	for i, id := range lex {
-		c := get(id)
-		c.lex, c.cover = i+1, cover[i]
-		c.score += 1 / (opt.RRFK + float64(i+1))
-	}
+	vecRanks := make([][]int64, len(vecIDs))
 	for i, vid := range vecIDs {
-		for _, id := range byChunk[vid] {
-			c := get(id)
-			if c.vec == 0 {
-				c.vec = i + 1
-				c.score += 1 / (opt.RRFK + float64(i+1))
-			}
-		}
+		vecRanks[i] = byChunk[vid]
 	}
-	order := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		order = append(order, c)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.id < b.id
-	})
-	if len(order) > opt.Limit {
-		order = order[:opt.Limit]
-	}
-	ids := make([]int64, len(order))
-	for i, c := range order {
-		ids[i] = c.id
+	fused := FuseRRF(lex, cover, vecRanks, opt.RRFK, opt.Limit)
+	ids := make([]int64, len(fused))
+	byID := make(map[int64]Fused, len(fused))
+	for i, c := range fused {
+		ids[i], byID[c.ID] = c.ID, c
 	}
 	hits, err := ix.chunkHits(ctx, ids)
 	if err != nil {
@@ -198,8 +160,8 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	// chunkHits leaves out a chunk that is gone (a writer's race, or a
 	// damaged row): match by id, not by position.
 	for i := range hits {
-		c := cands[hits[i].ChunkID]
-		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank, hits[i].Coverage = c.score, c.lex, c.vec, c.cover
+		c := byID[hits[i].ChunkID]
+		hits[i].Score, hits[i].LexicalRank, hits[i].VectorRank, hits[i].Coverage = c.Score, c.Lexical, c.Vector, c.Coverage
 	}
 	res.Hits = hits
 	res.Timings.Fuse = time.Since(t)

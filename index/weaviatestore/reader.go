@@ -214,50 +214,22 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		return res, r.damaged(ctx, err, "search index "+strconv.Quote(r.name))
 	}
 	t := time.Now()
-	type cand struct {
-		obj      chunkObj
-		score    float64
-		lex, vec int
-		cover    float64
-	}
-	cands := map[int64]*cand{}
-	get := func(o chunkObj) *cand {
-		c, ok := cands[int64(o.ChunkID)]
-		if !ok {
-			c = &cand{obj: o}
-			cands[int64(o.ChunkID)] = c
-		}
-		return c
-	}
+	objs := map[int64]chunkObj{}
 	words := bm25.QueryWords(query)
+	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
 	for i, o := range lex {
-		c := get(o)
-		c.lex, c.cover = i+1, coverage(words, o)
-		c.score += 1 / (opt.RRFK + float64(i+1))
+		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o), o
 	}
+	vecRanks := make([][]int64, len(vecHits))
 	for i, o := range vecHits {
-		if c := get(o); c.vec == 0 {
-			c.vec = i + 1
-			c.score += 1 / (opt.RRFK + float64(i+1))
+		vecRanks[i] = []int64{int64(o.ChunkID)}
+		if _, ok := objs[int64(o.ChunkID)]; !ok {
+			objs[int64(o.ChunkID)] = o
 		}
 	}
-	order := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		order = append(order, c)
-	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.obj.ChunkID < b.obj.ChunkID
-	})
-	if len(order) > opt.Limit {
-		order = order[:opt.Limit]
-	}
-	for _, c := range order {
-		h := v.hit(c.obj)
-		h.Score, h.LexicalRank, h.VectorRank, h.Coverage = c.score, c.lex, c.vec, c.cover
+	for _, c := range index.FuseRRF(lexIDs, cover, vecRanks, opt.RRFK, opt.Limit) {
+		h := v.hit(objs[c.ID])
+		h.Score, h.LexicalRank, h.VectorRank, h.Coverage = c.Score, c.Lexical, c.Vector, c.Coverage
 		res.Hits = append(res.Hits, h)
 	}
 	res.Timings.Fuse = time.Since(t)
