@@ -17,8 +17,11 @@ lore=$PWD/bin/lore
 
 work=$(mktemp -d)
 bg_pid=""
+tmux_sock=lore-e2e-weaviate-$$
+tm() { tmux -L "$tmux_sock" "$@"; }
 cleanup() {
   [[ -z $bg_pid ]] || { kill -KILL "$bg_pid" 2>/dev/null; wait "$bg_pid" 2>/dev/null; } || true
+  tm kill-server 2>/dev/null || true
   weaviate_stop_all || true
   stop_server TERM
   left=$(weaviate_left_running; left_running)
@@ -204,6 +207,31 @@ run "$work/mcp.json" "$work/mcp.err" timeout 120 "${W[@]}" node "$work/mcp.mjs" 
 check "lore mcp: search answers from the cluster as lore search does" jq_ok "$work/mcp.json" \
   "not d['isError'] and d['search']['results'][0]['path'] == json.load(open('$work/s-wv.json'))['results'][0]['path']"
 check "lore mcp: list_indexes lists the cluster's indexes" jq_ok "$work/mcp.json" "'killed' in json.dumps(d['indexes'])"
+
+# --- lore chat on the cluster, in tmux as a person uses it -----------------
+chat_env="XDG_DATA_HOME=$XDG_DATA_HOME XDG_STATE_HOME=$XDG_STATE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME OLLAMA_HOST=$OLLAMA_HOST TERM=xterm-256color"
+tm -f /dev/null new-session -d -s chat -x 120 -y 40 "env $chat_env ${W[*]:1} $lore chat; echo \"exit \$?\" >$work/chat.exit; sleep 30"
+tmux_pid=$(tm display-message -p '#{pid}')
+screen_has() { # TEXT SECONDS: until the chat's pane shows TEXT
+  local deadline=$((SECONDS + $2))
+  while ((SECONDS < deadline)); do
+    tm capture-pane -p -t chat:0 2>/dev/null | grep -qF -- "$1" && return 0
+    sleep 0.2
+  done
+  return 1
+}
+screen_has "chunks" 30 || true
+tm capture-pane -p -t chat:0 >"$work/chat.start.txt"
+check "lore chat opens on the cluster's index" grep -q "chunks" "$work/chat.start.txt"
+tm send-keys -t chat:0 "how long does Prometheus keep data by default?" Enter
+screen_has "Sources:" 120 || true
+tm capture-pane -p -t chat:0 >"$work/chat.answer.txt"
+check "lore chat answers from the cluster, with sources" grep -q "Sources:" "$work/chat.answer.txt"
+tm send-keys -t chat:0 C-d
+for _ in $(seq 100); do [[ -s $work/chat.exit ]] && break; sleep 0.1; done
+check "lore chat quits with exit 0" grep -q '^exit 0$' "$work/chat.exit"
+tm kill-server 2>/dev/null || true
+for _ in $(seq 50); do kill -0 "$tmux_pid" 2>/dev/null || break; sleep 0.1; done
 
 # --- all but one endpoint down --------------------------------------------
 weaviate_kill_node 0
