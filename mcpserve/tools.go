@@ -367,7 +367,7 @@ func (h *handlers) listIndexes(ctx context.Context, req *mcp.CallToolRequest, _ 
 		}
 		switch {
 		case ix.Damaged != "":
-			fmt.Fprintf(&b, ": damaged (%s): rebuild it with lore index --rebuild", oneLine(ix.Damaged))
+			fmt.Fprintf(&b, ": damaged (%s): rebuild it with lore index --rebuild, or remove it with lore index rm", oneLine(ix.Damaged))
 		case !ix.Built:
 			b.WriteString(": not built yet")
 		default:

@@ -82,7 +82,7 @@ func printIndexList(streams *ioStreams, list []index.Info, now time.Time) {
 			chunks, built = "-", "not built"
 		case in.Damaged != "":
 			chunks, built = "-", "damaged"
-			notes = append(notes, fmt.Sprintf("note: index %s is damaged (%s): rebuild it with `lore --index %s index --rebuild`", termsafe.Line(in.Name), in.Damaged, termsafe.Line(in.Name)))
+			notes = append(notes, fmt.Sprintf("note: index %s is damaged (%s): rebuild it with `lore --index %s index --rebuild`, or remove it with `lore index rm %s`", termsafe.Line(in.Name), termsafe.Line(in.Damaged), termsafe.Line(in.Name), termsafe.Line(in.Name)))
 		case in.BuiltAt != nil:
 			built = in.BuiltAt.Local().Format("2006-01-02 15:04") + " (" + ago(now.Sub(*in.BuiltAt)) + ")"
 		}

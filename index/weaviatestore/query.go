@@ -321,3 +321,14 @@ func idIn(ids []string) *filters.WhereBuilder {
 func and(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
 	return filters.Where().WithOperator(filters.And).WithOperands(ws)
 }
+
+func or(ws ...*filters.WhereBuilder) *filters.WhereBuilder {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return filters.Where().WithOperator(filters.Or).WithOperands(ws)
+}
+
+func textIs(path, v string) *filters.WhereBuilder {
+	return filters.Where().WithPath([]string{path}).WithOperator(filters.Equal).WithValueText(v)
+}

@@ -161,32 +161,50 @@ func (s *Store) ensureClass(ctx context.Context, def *models.Class) error {
 // A node that does not answer is skipped: it catches up before it is
 // ready again.
 func (s *Store) waitKnown(ctx context.Context, class string) error {
-	ctx, cancel := context.WithTimeout(ctx, s.pool.timeout)
-	defer cancel()
 	for _, ep := range s.pool.eps {
-		c, err := s.pool.client(ep)
-		if err != nil || s.pool.ready(ctx, ep, c) != nil {
-			continue
+		nctx, cancel := context.WithTimeout(ctx, s.pool.timeout)
+		err := s.knows(nctx, ep, class)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		for {
-			resp, err := c.GraphQL().Get().WithClassName(class).WithFields(additional("id")).WithLimit(1).Do(ctx)
-			if err == nil {
-				err = decodeGQL(resp, "Get", &map[string]any{})
-			}
-			// Known to GraphQL first, then its shard loaded.
-			notYet := isMissingClass(err) || err != nil && strings.Contains(err.Error(), "non-existing index")
-			if err == nil || (!notYet && unreachable(err)) {
-				break
-			}
-			if !notYet {
-				return s.wrap(err, "read collection "+class)
-			}
-			if sleep(ctx, 50*time.Millisecond) != nil {
-				return fmt.Errorf("weaviate: %s does not know collection %s %v after it was created: check the node's log and `lore doctor`", ep.url, class, s.pool.timeout)
-			}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// knows waits, within ctx, until ep can query class; nil too when ep does
+// not answer at all (each node has its own deadline: a dead or hung one
+// must not use up the others').
+func (s *Store) knows(ctx context.Context, ep *endpoint, class string) error {
+	c, err := s.pool.client(ep)
+	if err != nil || s.pool.ready(ctx, ep, c) != nil {
+		return nil
+	}
+	sawNotYet := false
+	for {
+		resp, err := c.GraphQL().Get().WithClassName(class).WithFields(additional("id")).WithLimit(1).Do(ctx)
+		if err == nil {
+			err = decodeGQL(resp, "Get", &map[string]any{})
+		}
+		// Known to GraphQL first, then its shard loaded.
+		notYet := isMissingClass(err) || err != nil && strings.Contains(err.Error(), "non-existing index")
+		switch {
+		case err == nil:
+			return nil
+		case notYet:
+			sawNotYet = true
+		case unreachable(err) && !sawNotYet:
+			return nil
+		case !unreachable(err):
+			return s.wrap(err, "read collection "+class)
+		}
+		if sleep(ctx, 50*time.Millisecond) != nil || !notYet {
+			return fmt.Errorf("weaviate: %s does not know collection %s %v after it was created: check the node's log and `lore doctor`", ep.url, class, s.pool.timeout)
+		}
+	}
 }
 
 func (s *Store) deleteClass(ctx context.Context, name string) error {

@@ -90,8 +90,9 @@ type Store struct {
 	leases atomic.Int64 // leases taken: each writer's holder is its own
 
 	mu           sync.Mutex
-	factors      map[string]int // replication factor by class, as read
-	aggregateOff time.Time      // until then count scans (see count)
+	writing      map[string]bool // lease holders of this Store's open Writers
+	factors      map[string]int  // replication factor by class, as read
+	aggregateOff time.Time       // until then count scans (see count)
 }
 
 var (
@@ -169,7 +170,7 @@ func New(cfg Config) (*Store, error) {
 		cfg:     cfg,
 		pool:    p,
 		holder:  fmt.Sprintf("%s pid %d (%s)", hostname, os.Getpid(), newGeneration()),
-		factors: map[string]int{},
+		factors: map[string]int{}, writing: map[string]bool{},
 	}, nil
 }
 
