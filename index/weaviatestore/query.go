@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,33 @@ func fields(names ...string) []graphql.Field {
 
 func additional(names ...string) graphql.Field {
 	return graphql.Field{Name: "_additional", Fields: fields(names...)}
+}
+
+// objectByID reads one object by id, nil when the cluster does not hold
+// it. On a replicated class it asks at the write consistency: those
+// replicas overlap the ones that acknowledged the write, whichever node is
+// down (a listing reads one replica), and a replica behind is repaired on
+// the way.
+func (s *Store) objectByID(ctx context.Context, class, id string, vector bool) (*models.Object, error) {
+	var out *models.Object
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		b := c.Data().ObjectsGetter().WithClassName(class).WithID(id)
+		if vector {
+			b = b.WithVector()
+		}
+		if s.factor(ctx, class) > 1 {
+			b = b.WithConsistencyLevel(s.cfg.WriteConsistency)
+		}
+		objs, err := b.Do(ctx)
+		if statusCode(err) == http.StatusNotFound {
+			return nil
+		}
+		if err == nil && len(objs) == 1 {
+			out = objs[0]
+		}
+		return err
+	})
+	return out, err
 }
 
 // scan reads every object of class, a page at a time by cursor (a cursor

@@ -291,10 +291,16 @@ func (s *Store) readState(ctx context.Context, name, consistency string) (*state
 	if err != nil {
 		// Neither a build nor a read can trust it: only removal mends it
 		// (Remove deletes the index's collections by their names).
-		return nil, &index.DamagedError{Index: name, Reason: "its meta object in " + metaClass(s.cfg.CollectionPrefix) + " is not lore's: " + oneLine(err),
+		return nil, &index.DamagedError{Index: name, Reason: s.metaDamage(err),
 			Fix: fmt.Sprintf("remove it (lore index rm %s), then index its folders again", name), Err: err}
 	}
 	return st, nil
+}
+
+// metaDamage is why an index whose meta object parseState refused is
+// damaged.
+func (s *Store) metaDamage(err error) string {
+	return "its meta object in " + metaClass(s.cfg.CollectionPrefix) + " is not lore's: " + oneLine(err)
 }
 
 func parseState(props any) (*state, error) {
@@ -378,7 +384,7 @@ func (s *Store) states(ctx context.Context) ([]*state, error) {
 				// Listed as damaged, so that `lore index list` shows what
 				// `lore index rm` can remove.
 				if name, _ := o["name"].(string); name != "" {
-					out = append(out, &state{Name: name, Damaged: "its meta object is not lore's: " + oneLine(err)})
+					out = append(out, &state{Name: name, Damaged: s.metaDamage(err)})
 				}
 				return nil
 			}

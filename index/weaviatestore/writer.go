@@ -534,30 +534,16 @@ func (w *Writer) vectorsFor(ctx context.Context, hashes []string) (map[string][]
 	// put on the others (a node that was down): ask for the rest by id at
 	// the write consistency (its replicas overlap the write's) before
 	// calling them missing.
-	level := ""
-	if w.s.factor(ctx, w.vectors) > 1 {
-		level = w.s.cfg.WriteConsistency
-	}
 	for _, h := range ask {
 		if out[h] != nil {
 			continue
 		}
-		err := w.s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
-			b := c.Data().ObjectsGetter().WithClassName(w.vectors).WithID(vectorUUID(h)).WithVector()
-			if level != "" {
-				b = b.WithConsistencyLevel(level)
-			}
-			objs, err := b.Do(ctx)
-			if statusCode(err) == http.StatusNotFound {
-				return nil
-			}
-			if err == nil && len(objs) == 1 {
-				out[h] = objs[0].Vector
-			}
-			return err
-		})
+		o, err := w.s.objectByID(ctx, w.vectors, vectorUUID(h), true)
 		if err != nil {
 			return nil, w.s.wrap(err, "read vectors")
+		}
+		if o != nil {
+			out[h] = o.Vector
 		}
 	}
 	return out, nil
@@ -684,7 +670,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	for _, f := range files {
 		if f.Status == index.StatusIndexed {
 			did := docID(f.SourceID, f.Path)
-			w.written[did] = docObj{DocID: textInt(did), SourceID: f.SourceID, Path: f.Path, Status: f.Status, Chunks: len(f.Pieces), Version: version(f)}
+			w.written[did] = docObj{DocID: textInt(did), SourceID: f.SourceID, Path: f.Path, Status: f.Status, Chunks: len(f.Pieces), Version: keep[did]}
 		}
 	}
 	for _, h := range hashes {
@@ -982,32 +968,19 @@ func (w *Writer) verify(ctx context.Context) (files int, err error) {
 		missing, len(short), strings.Join(names, ", "), index.ErrIncomplete)
 }
 
-// lost counts the chunks of d the cluster does not hold, asked by object
-// id at the write consistency: those replicas overlap the ones that
-// acknowledged the write, whichever node is down, and a replica behind is
-// repaired on the way.
+// lost counts the chunks of d the cluster does not hold, each asked for
+// by its object id (objectByID: not a listing, which reads one replica).
 func (w *Writer) lost(ctx context.Context, d docObj) (int, error) {
-	level := ""
-	if w.s.factor(ctx, w.chunks) > 1 {
-		level = w.s.cfg.WriteConsistency
-	}
 	var n atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i := range d.Chunks {
 		g.Go(func() error {
-			return w.s.pool.do(gctx, func(ctx context.Context, c *wv.Client) error {
-				b := c.Data().ObjectsGetter().WithClassName(w.chunks).WithID(chunkUUID(d.SourceID, d.Path, d.Version, i))
-				if level != "" {
-					b = b.WithConsistencyLevel(level)
-				}
-				objs, err := b.Do(ctx)
-				if statusCode(err) == http.StatusNotFound || err == nil && len(objs) == 0 {
-					n.Add(1)
-					return nil
-				}
-				return err
-			})
+			o, err := w.s.objectByID(gctx, w.chunks, chunkUUID(d.SourceID, d.Path, d.Version, i), false)
+			if err == nil && o == nil {
+				n.Add(1)
+			}
+			return err
 		})
 	}
 	err := g.Wait()
