@@ -20,13 +20,20 @@ WEAVIATE_STOP_TIMEOUT=${WEAVIATE_STOP_TIMEOUT:-20}
 WEAVIATE_START_TIMEOUT=${WEAVIATE_START_TIMEOUT:-120}
 
 # weaviate_free_block N prints a port P such that P..P+N-1 are all free on
-# 127.0.0.1 for TCP and UDP (memberlist gossips over both).
+# 127.0.0.1 for TCP and UDP (memberlist gossips over both), below the
+# kernel's ephemeral range: a killed node restarted must get its ports back,
+# and outgoing connections meanwhile take local ports from that range.
 weaviate_free_block() {
   python3 - "$1" <<'EOF'
 import random, socket, sys
 n = int(sys.argv[1])
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+low = low if low > 12000 else 32768
 for _ in range(200):
-    base = random.randrange(20000, 60000 - n)
+    base = random.randrange(10000, low - n)
     socks = []
     try:
         for p in range(base, base + n):

@@ -412,19 +412,36 @@ func (c *Cluster) stopAll() {
 }
 
 // freeBlock finds a port P such that P..P+n-1 are free on 127.0.0.1 for
-// both TCP and UDP (memberlist gossips over both). Another process may
-// take one before the server binds it; the block is random, so that is
-// rare, and a node that cannot bind fails its start loudly.
+// both TCP and UDP (memberlist gossips over both), below the kernel's
+// ephemeral range: a node killed and started again must get its ports
+// back, and an outgoing connection made meanwhile (lore's, another
+// node's) takes its local port from that range (a restart failed with
+// "bind: address already in use" when the block lay inside it). Another
+// process may still bind one first; the block is random, so that is rare,
+// and a node that cannot bind fails its start loudly.
 func freeBlock(t testing.TB, n int) int {
 	t.Helper()
+	top := ephemeralLow() - n
 	for range 200 {
-		base := 20000 + rand.IntN(40000-n)
+		base := 10000 + rand.IntN(top-10000)
 		if blockFree(base, n) {
 			return base
 		}
 	}
 	t.Fatalf("weaviatetest: no free block of %d ports on 127.0.0.1", n)
 	return 0
+}
+
+// ephemeralLow is where the kernel's range of local ports for outgoing
+// connections begins (Linux's default when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if low, err := strconv.Atoi(f[0]); err == nil && low > 12000 {
+			return low
+		}
+	}
+	return 32768
 }
 
 func blockFree(base, n int) bool {
