@@ -19,7 +19,8 @@ import (
 	"unicode"
 
 	"github.com/lore-cli/lore/index"
-	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/ingest"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
@@ -150,25 +151,12 @@ func (v *view) hit(c chunkObj) index.Hit {
 // an identifier that matches says more than the body.
 var bm25Props = []string{"terms", "heading_terms^2", "identifiers^2", "path_terms"}
 
-func setDefaults(opt *index.SearchOptions) {
-	def := index.DefaultSearchOptions()
-	if opt.Limit <= 0 {
-		opt.Limit = def.Limit
-	}
-	if opt.Depth <= 0 {
-		opt.Depth = def.Depth
-	}
-	if opt.RRFK <= 0 {
-		opt.RRFK = def.RRFK
-	}
-}
-
 // SearchVector searches by BM25 and, when vec is given and the index has
 // vectors, by vector, each for opt.Depth candidates, and fuses the two
 // with lore's RRF (score = sum of 1/(k + rank)), as the local store does;
 // or, with Config.Hybrid "weaviate", asks Weaviate's own hybrid search.
 func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, opt index.SearchOptions, embed time.Duration) (index.Results, error) {
-	setDefaults(&opt)
+	opt = opt.WithDefaults()
 	res := index.Results{Mode: "lexical", Timings: index.Timings{Embed: embed}}
 	v := r.view(ctx)
 	dim := r.dim(ctx)
@@ -215,7 +203,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	}
 	t := time.Now()
 	objs := map[int64]chunkObj{}
-	words := bm25.QueryWords(query)
+	words := analysis.QueryWords(query)
 	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
 	for i, o := range lex {
 		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o), o
@@ -249,7 +237,7 @@ func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, v
 		return res, r.damaged(ctx, err, "search index "+strconv.Quote(r.name))
 	}
 	res.Timings.Vector = time.Since(t)
-	words := bm25.QueryWords(query)
+	words := analysis.QueryWords(query)
 	for _, o := range objs {
 		h := v.hit(o)
 		h.Score, _ = strconv.ParseFloat(o.Additional.Score, 64)
@@ -303,14 +291,14 @@ func bm25Query(q string) string {
 // coverage is the share of the query's content words the chunk holds, in
 // its heading, text or identifiers (approximately as the local store
 // counts: its stems, not its postings).
-func coverage(words []bm25.QueryWord, o chunkObj) float64 {
+func coverage(words []analysis.QueryWord, o chunkObj) float64 {
 	if len(words) == 0 {
 		return 0
 	}
 	terms := map[string]bool{}
-	bm25.Words(o.Heading+"\n"+o.Text, func(t string) { terms[t] = true })
+	analysis.Words(o.Heading+"\n"+o.Text, func(t string) { terms[t] = true })
 	for _, f := range strings.FieldsFunc(o.Text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
-		bm25.Parts(f, func(t string) { terms[t] = true })
+		analysis.Parts(f, func(t string) { terms[t] = true })
 	}
 	idents := map[string]bool{}
 	for _, id := range strings.Fields(o.Identifiers) {
@@ -318,7 +306,7 @@ func coverage(words []bm25.QueryWord, o chunkObj) float64 {
 	}
 	held := 0
 	for _, w := range words {
-		if terms[w.Term] || w.Ident != "" && idents[strings.TrimPrefix(w.Ident, bm25.IdentPrefix)] {
+		if terms[w.Term] || w.Ident != "" && idents[strings.TrimPrefix(w.Ident, analysis.IdentPrefix)] {
 			held++
 		}
 	}
@@ -632,7 +620,7 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 			st.Skipped = append(st.Skipped, index.SkippedFile{Path: joinSource(root, d.Path), Reason: d.Reason})
 		case index.StatusIndexed:
 			st.Documents++
-			st.DocumentsByKind[index.FileKind(d.Path)]++
+			st.DocumentsByKind[ingest.FileKind(d.Path)]++
 			if onDisk[d.SourceID] {
 				ds := d.state()
 				switch fi, err := os.Stat(joinSource(root, d.Path)); {
