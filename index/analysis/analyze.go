@@ -421,3 +421,70 @@ func squash(s string) string {
 	}
 	return b.String()
 }
+
+// Coverage is the share of a question's content words (QueryWords) that
+// a chunk holds, as the word itself, one of its camelCase parts or its
+// squashed identifier; holds tells whether the chunk has a term. BM25
+// ranks a chunk first however little of the question it matches,
+// coverage says how much. Each word counts the same: weighting by idf let
+// one rare word that an off-topic question shares with a big corpus (Peru
+// in Go's time zone tests) outweigh the rest, and separated answerable
+// from unanswerable questions worse on every set measured (docs/eval.md).
+func Coverage(words []QueryWord, holds func(term string) bool) float64 {
+	if len(words) == 0 {
+		return 0
+	}
+	held := 0
+	for _, w := range words {
+		for _, t := range [...]string{w.Term, PartPrefix + w.Term, w.Ident} {
+			if t != "" && holds(t) {
+				held++
+				break
+			}
+		}
+	}
+	return float64(held) / float64(len(words))
+}
+
+// TermText is text's words as the keyword index holds them (Words:
+// lowercased, diacritics removed, Porter-stemmed, stopwords dropped), space
+// separated, for a search engine that tokenizes on whitespace: BM25 over
+// them matches "retention" with "retained" as lore's own index does.
+func TermText(text string) string {
+	var b strings.Builder
+	Words(text, func(w string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	})
+	return b.String()
+}
+
+// IdentifierText is text's compound names squashed as Identifiers
+// squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
+// and its camelCase words lowercased (getUserById → getuserbyid), space
+// separated, for a search engine that tokenizes on whitespace.
+func IdentifierText(text string) string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	Identifiers(text, add)
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
+		camel := false
+		Parts(w, func(string) { camel = true })
+		if camel && len(w) > 2 {
+			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && (r != utf8.RuneError)
+}

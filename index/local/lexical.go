@@ -563,10 +563,17 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 	}
 	ids := make([]int64, len(hits))
 	cover := make([]float64, len(hits))
-	words := queryWords(query, terms, lists)
+	words := searchedWords(query, terms)
 	for i, h := range hits {
 		ids[i] = h.ID
-		cover[i] = coverage(words, h.ID)
+		cover[i] = analysis.Coverage(words, func(t string) bool {
+			l := lists[t]
+			if l == nil {
+				return false
+			}
+			_, ok := slices.BinarySearch(l.List.IDs, h.ID)
+			return ok
+		})
 	}
 	return ids, cover, nil
 }
@@ -587,47 +594,16 @@ func plainWord(t analysis.QueryTerm) bool {
 // ranking".
 const partWeight = 0.25
 
-// queryWords are, for each of the question's content words that were
-// searched (a long question's first MaxQueryTerms terms), the postings
-// that hold it: its term's and its identifier's.
-func queryWords(query string, searched []string, lists map[string]*bm25.Term) [][]*bm25.List {
-	var out [][]*bm25.List
+// searchedWords are the question's content words that were searched (a
+// long question's first MaxQueryTerms terms): what coverage counts.
+func searchedWords(query string, searched []string) []analysis.QueryWord {
+	var out []analysis.QueryWord
 	for _, w := range analysis.QueryWords(query) {
-		if !slices.Contains(searched, w.Term) {
-			continue
+		if slices.Contains(searched, w.Term) {
+			out = append(out, w)
 		}
-		var holders []*bm25.List
-		for _, t := range []string{w.Term, analysis.PartPrefix + w.Term, w.Ident} {
-			if l := lists[t]; t != "" && l != nil {
-				holders = append(holders, &l.List)
-			}
-		}
-		out = append(out, holders)
 	}
 	return out
-}
-
-// coverage is the share of the question's content words that chunk id
-// holds: BM25 ranks a chunk first however little of the question it
-// matches, coverage says how much. Each word counts the same: weighting
-// by idf let one rare word that an off-topic question shares with a big
-// corpus (Peru in Go's time zone tests) outweigh the rest, and separated
-// answerable from unanswerable questions worse on every set measured
-// (docs/eval.md).
-func coverage(words [][]*bm25.List, id int64) float64 {
-	if len(words) == 0 {
-		return 0
-	}
-	held := 0
-	for _, holders := range words {
-		for _, l := range holders {
-			if _, ok := slices.BinarySearch(l.IDs, id); ok {
-				held++
-				break
-			}
-		}
-	}
-	return float64(held) / float64(len(words))
 }
 
 // proximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,

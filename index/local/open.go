@@ -154,16 +154,7 @@ func (ix *Index) Changed(ctx context.Context, dir, rel string) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	path := filepath.Join(dir, rel)
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil || fi.Size() != d.Size:
-		return true, nil
-	case fi.ModTime().UnixNano() == d.MTimeNS:
-		return false, nil
-	}
-	data, err := ingest.ReadFile(path, d.Size)
-	return err != nil || index.ContentHash(data) != d.Hash, nil
+	return index.FileChanged(filepath.Join(dir, rel), d), nil
 }
 
 // StatusOf opens the index in dir and returns its Status. An index too
@@ -219,54 +210,28 @@ func (ix *Index) status(ctx context.Context, s index.Status) (index.Status, erro
 	if err != nil {
 		return s, err
 	}
-	roots := make([]string, len(srcs))
-	for i, src := range srcs {
-		roots[i] = src.Root
-	}
-	for i, w := range ingest.WalkRoots(roots) {
-		src := srcs[i]
+	byID := map[int64]map[string]index.DocState{}
+	for _, src := range srcs {
 		s.Sources = append(s.Sources, src.Root)
 		docs, err := ix.st.documents(ctx, src.ID)
 		if err != nil {
 			return s, err
 		}
+		byID[src.ID] = docs
 		for p, d := range docs {
 			switch d.Status {
 			case index.StatusSkipped:
-				s.Skipped = append(s.Skipped, index.SkippedFile{Path: ingest.JoinSource(src.Root, p), Reason: d.Reason})
+				s.Skipped = append(s.Skipped, index.SkippedFile{Path: src.Join(p), Reason: d.Reason})
 			case index.StatusIndexed:
 				s.DocumentsByKind[ingest.FileKind(p)]++
 			}
 		}
-		if w.Err != nil {
-			s.Changed = append(s.Changed, index.Change{Path: src.Root, Change: "deleted"})
-			continue
-		}
-		seen := map[string]bool{}
-		for _, e := range w.Entries {
-			seen[e.Rel] = true
-			d, ok := docs[e.Rel]
-			switch {
-			case e.Reason != "":
-			case !ok:
-				s.Changed = append(s.Changed, index.Change{Path: ingest.JoinSource(src.Root, e.Rel), Change: "new"})
-			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
-				s.Changed = append(s.Changed, index.Change{Path: ingest.JoinSource(src.Root, e.Rel), Change: "modified"})
-			}
-		}
-		for p := range docs {
-			if !seen[p] {
-				s.Changed = append(s.Changed, index.Change{Path: ingest.JoinSource(src.Root, p), Change: "deleted"})
-			}
-		}
+	}
+	if s.Changed, err = index.Changes(srcs, func(src index.Source) (map[string]index.DocState, error) { return byID[src.ID], nil }); err != nil {
+		return s, err
 	}
 	sortSkipped(s.Skipped)
-	sortChanges(s.Changed)
 	return s, nil
-}
-
-func sortChanges(c []index.Change) {
-	sort.Slice(c, func(i, j int) bool { return c[i].Path < c[j].Path })
 }
 
 // sortSkipped orders skipped files by path, for stable output.

@@ -329,7 +329,7 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 }
 
 func analyse(p ingest.Chunk) analysed {
-	return analysed{terms(p.Text), terms(p.Heading), valid(identifiers(p.Heading + "\n" + p.Text))}
+	return analysed{analysis.TermText(p.Text), analysis.TermText(p.Heading), valid(analysis.IdentifierText(p.Heading + "\n" + p.Text))}
 }
 
 func (w *Writer) PreviousSources(ctx context.Context) ([]string, error) {
@@ -581,49 +581,6 @@ func version(f index.FileUpdate) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// terms are text's words as lore's own keyword index holds them
-// (lowercased, diacritics removed, Porter-stemmed, stopwords dropped),
-// space separated: BM25 over them, tokenized on whitespace, matches
-// "retention" with "retained" as the local store does.
-func terms(text string) string {
-	var b strings.Builder
-	analysis.Words(text, func(w string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-	})
-	return b.String()
-}
-
-// identifiers are the compound names of a chunk, squashed as package bm25
-// squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
-// and its camelCase words lowercased (getUserById → getuserbyid), space
-// separated: the identifiers property, tokenized on whitespace.
-func identifiers(text string) string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(w string) {
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	analysis.Identifiers(text, add)
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
-		camel := false
-		analysis.Parts(w, func(string) { camel = true })
-		if camel && len(w) > 2 {
-			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-func isAlnum(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && (r != utf8.RuneError)
-}
-
 func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 // WriteFiles replaces the chunks of each file. The new chunk objects go in
@@ -654,7 +611,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	for _, f := range files {
 		did, ver, root := docID(f.SourceID, f.Path), version(f), w.root(f.SourceID)
 		prepared, _ := f.Prepared.([]analysed)
-		pathTerms := terms(f.Path)
+		pathTerms := analysis.TermText(f.Path)
 		for i, p := range f.Chunks {
 			h := p.Hash()
 			a := analysed{}
