@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/index/ingest"
-	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/units"
 )
 
@@ -179,20 +178,21 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if have == "" {
 		return b.w.SetMeta(ctx, "embedder", want, "chunker", b.sig)
 	}
-	if !sameEmbedder(have, want) {
+	if !b.sameModel(have, want) {
 		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
 			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
 	}
 	return b.w.SetMeta(ctx, "chunker", b.sig)
 }
 
-// sameEmbedder tells whether two recorded embedders make the same vectors:
-// nomic-embed-text and nomic-embed-text:latest are one model to Ollama.
-func sameEmbedder(a, b string) bool {
-	if a == "none" || b == "none" || a == "" || b == "" {
-		return a == b
+// sameModel tells whether the index's recorded embedder (have) is the
+// configured one (want): nomic-embed-text and nomic-embed-text:latest are
+// one model to Ollama, which only the embedder knows (SameModel).
+func (b *builder) sameModel(have, want string) bool {
+	if s, ok := b.opt.Embedder.(interface{ SameModel(string) bool }); ok && have != "none" && have != "" {
+		return s.SameModel(have)
 	}
-	return ollama.FullName(a) == ollama.FullName(b)
+	return have == want
 }
 
 func describeEmbedder(model string) string {
@@ -471,6 +471,9 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", ingest.ReasonTooLarge, units.Bytes(j.e.Size), units.Bytes(b.opt.MaxFileSize)))
 	}
 	data, err := ingest.ReadFile(j.e.Abs, b.opt.MaxFileSize)
+	if errors.Is(err, ingest.ErrGrew) {
+		return skip(fmt.Sprintf("unreadable: grew past the %s limit while being read", units.Bytes(b.opt.MaxFileSize)))
+	}
 	if err != nil {
 		return skip("unreadable: " + ingest.ShortErr(err))
 	}

@@ -2,12 +2,9 @@ package ingest
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
-
-	"github.com/lore-cli/lore/internal/units"
 )
 
 // ChunkerVersion changes whenever chunking output changes for the same
@@ -22,6 +19,9 @@ const (
 	ReasonUnsupported = "unsupported file type"
 	ReasonNotRegular  = "not a regular file"
 )
+
+// ErrGrew is a file that grew past the size limit while being read.
+var ErrGrew = errors.New("grew past the size limit while being read")
 
 // ReadFile reads the file at path, up to limit bytes: a file that grew
 // past the limit since it was looked at is an error, not a cut text.
@@ -43,7 +43,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("grew past the %s limit while being read", units.Bytes(limit))
+		return nil, ErrGrew
 	}
 	return data, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
@@ -32,7 +33,12 @@ func newFakeEmbedder(model string, dim int) *fakeEmbedder {
 	return &fakeEmbedder{model: model, dim: dim, seen: map[string]int{}}
 }
 
-func (f *fakeEmbedder) Model() string                          { return f.model }
+func (f *fakeEmbedder) Model() string { return f.model }
+
+// SameModel is Ollama's naming rule, as the real embedder has it.
+func (f *fakeEmbedder) SameModel(m string) bool {
+	return ollama.FullName(m) == ollama.FullName(f.model)
+}
 func (f *fakeEmbedder) Check(ctx context.Context) (int, error) { return f.dim, f.err }
 func (f *fakeEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
 	return ollamatest.Vector(text, f.dim), nil

@@ -162,3 +162,7 @@ func normalize(v []float32) {
 		v[i] *= inv
 	}
 }
+
+// SameModel tells whether model, as an index recorded it, is this
+// embedder's model: a name without a tag is its :latest to Ollama.
+func (e *Embedder) SameModel(model string) bool { return FullName(model) == FullName(e.model) }

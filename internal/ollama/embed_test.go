@@ -103,3 +103,14 @@ func embedderFor(t testing.TB, srvURL, model string) *Embedder {
 	u, _ := url.Parse(srvURL)
 	return NewEmbedder(NewClient(u, nil, Timeouts{}), u.String(), model)
 }
+
+// An index records the model it was built with as the user spelled it;
+// the same model spelled with its implied tag is no change.
+func TestEmbedderSameModel(t *testing.T) {
+	e := NewEmbedder(nil, "", "nomic-embed-text")
+	for m, want := range map[string]bool{"nomic-embed-text": true, "nomic-embed-text:latest": true, "nomic-embed-text:v1.5": false, "all-minilm": false} {
+		if got := e.SameModel(m); got != want {
+			t.Errorf("SameModel(%q) = %v, want %v", m, got, want)
+		}
+	}
+}
