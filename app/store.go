@@ -41,3 +41,12 @@ func OpenStore(cfg config.Config) (index.Store, error) {
 	}
 	return nil, fmt.Errorf("store: %q is not local or weaviate", cfg.Store)
 }
+
+// What a store on servers says of them (store: weaviate), for lore
+// doctor: front ends reach stores only through app.
+type (
+	ClusterHealth    = weaviatestore.Health
+	EndpointHealth   = weaviatestore.EndpointHealth
+	NodeHealth       = weaviatestore.NodeHealth
+	CollectionHealth = weaviatestore.CollectionHealth
+)
