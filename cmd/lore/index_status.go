@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -33,11 +32,12 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			noteFolderNamed(cmd, streams)
-			store, err := app.OpenStore(cfg)
+			eng, err := indexEngine(cfg)
 			if err != nil {
 				return err
 			}
-			st, err := store.Status(cmd.Context(), cfg.Index)
+			defer eng.Close()
+			st, err := eng.IndexStatus(cmd.Context(), cfg.Index)
 			if err != nil {
 				return err
 			}
