@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -322,7 +321,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		}
 	}
 	if opts.json {
-		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
+		return writeJSON(streams.Out, evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
 	}
 	// Question ids, questions, kinds and notes come from the question
 	// file and the model; the report has no styles of its own.

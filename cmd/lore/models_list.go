@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -9,7 +8,6 @@ import (
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
-	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
 	"github.com/lore-cli/lore/rerank"
 )
@@ -46,7 +44,7 @@ func runModelsList(cfg config.Config, opts *modelsListOptions, streams *ioStream
 		if ms == nil {
 			ms = []rerank.Installed{} // [] for scripts, not null
 		}
-		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ms)
+		return writeJSON(streams.Out, ms)
 	}
 	if len(ms) == 0 {
 		fmt.Fprintf(streams.Out, "no models installed in %s\n%s\n", s.Dir, app.ModelHint(cfg))

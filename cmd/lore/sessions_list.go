@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -51,7 +50,7 @@ func runSessionsList(ctx context.Context, cfg config.Config, opts *sessionsListO
 		if ss == nil {
 			ss = []session.Session{} // [] for scripts, not null
 		}
-		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(ss)
+		return writeJSON(streams.Out, ss)
 	}
 	tw := tabwriter.NewWriter(streams.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tINDEX\tFIRST QUESTION")

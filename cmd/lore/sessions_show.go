@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,7 +45,7 @@ func runSessionsShow(ctx context.Context, cfg config.Config, opts *sessionsShowO
 		return err
 	}
 	if opts.json {
-		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(s)
+		return writeJSON(streams.Out, s)
 	}
 	// Questions, answers and labels were written by the user, the model
 	// and the files: shown without their escape sequences.
