@@ -51,9 +51,14 @@ bench-large: ollama
 	cd bench && LORE_BENCH_LARGE=1 $(GO) test -run '^$$' -bench 'LexicalStage/1000k' -benchtime 1x -timeout 60m ./lexical/
 	LORE_BENCH_LARGE=1 scripts/with-ollama.sh $(GO) test -run '^$$' -bench 'RealOllama/AskRSS1M' -benchtime 1x -timeout 120m ./cmd/lore
 
+# staticcheck at a pinned version through go run, so that lint needs no
+# install and gives the same verdict everywhere (its checks:
+# staticcheck.conf). The first run downloads and builds it (a minute).
+STATICCHECK_VERSION := v0.8.2
 lint:
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # Every parser of outside input, FUZZTIME each (go test fuzzes one target
 # at a time). Findings are kept under each package's testdata/fuzz and run

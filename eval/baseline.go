@@ -1,30 +1,34 @@
-package main
+package eval
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode"
-
-	"github.com/lore-cli/lore/config"
-	"github.com/lore-cli/lore/eval"
-	"github.com/lore-cli/lore/index"
 )
 
-// The baseline that `lore search --eval` prints beside lore's own scores:
-// plain BM25 (k1 1.2, b 0.75) over fixed 24-line windows of every file the
-// index holds, words split at anything not a letter or digit and
-// lowercased. No headings, no stemming, no stopwords: what a few lines of
-// code would do. lore's ranking must beat it to earn its complexity.
+// The baseline that `lore eval` and `lore search --eval` print beside
+// lore's own scores: plain BM25 (k1 1.2, b 0.75) over fixed 24-line
+// windows of every file the index holds, words split at anything not a
+// letter or digit and lowercased. No headings, no stemming, no stopwords:
+// what a few lines of code would do. lore's ranking must beat it to earn
+// its complexity.
+
+// BaselineWindow is the baseline's window, in lines.
+const BaselineWindow = 24
 
 const (
-	baselineWindow = 24
-	baselineK1     = 1.2
-	baselineB      = 0.75
+	baselineK1 = 1.2
+	baselineB  = 0.75
 )
+
+// IndexedFile is a file an index holds: Root is the folder that was
+// indexed, Path the file's path under it as the index names it. eval
+// takes it rather than the index's own type so that it stays free of the
+// store (see the package doc).
+type IndexedFile struct{ Root, Path string }
 
 // baselineWindowRef is one window: lines [start, end] (1-based) of a file.
 type baselineWindowRef struct {
@@ -46,18 +50,18 @@ func baselineTokens(s string) []string {
 }
 
 // newBaseline reads the files from disk; one that cannot be read is left out.
-func newBaseline(files []index.File) *baselineIndex {
+func newBaseline(files []IndexedFile) *baselineIndex {
 	bx := &baselineIndex{postings: map[string][]baselinePosting{}}
 	total := 0
 	tf := map[string]int32{}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(f.Source, filepath.FromSlash(f.Path)))
+		b, err := os.ReadFile(filepath.Join(f.Root, filepath.FromSlash(f.Path)))
 		if err != nil {
 			continue
 		}
 		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-		for i := 0; i < len(lines); i += baselineWindow {
-			j := min(i+baselineWindow, len(lines))
+		for i := 0; i < len(lines); i += BaselineWindow {
+			j := min(i+BaselineWindow, len(lines))
 			doc := int32(len(bx.windows))
 			clear(tf)
 			n := 0
@@ -115,35 +119,25 @@ func (bx *baselineIndex) search(query string, k int) []baselineWindowRef {
 	return out
 }
 
-// baselineScore scores the answerable questions with the naive baseline
-// over the files of the configured index, with lore's retrieval metrics.
-func baselineScore(ctx context.Context, cfg config.Config, qs []eval.Question, k int) (*eval.Summary, error) {
-	ix, err := openIndex(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	files, err := ix.Files(ctx)
-	ix.Close()
-	if err != nil {
-		return nil, err
-	}
+// Baseline scores the answerable questions of qs with the naive baseline
+// over files (read from disk), with lore's retrieval metrics.
+func Baseline(files []IndexedFile, qs []Question, k int) Summary {
 	bx := newBaseline(files)
-	var outs []eval.Outcome
+	var outs []Outcome
 	for _, q := range qs {
 		if !q.IsAnswerable() {
 			continue
 		}
-		var found []eval.Span
+		var found []Span
 		for _, w := range bx.search(q.Question, max(k, 10)) {
-			found = append(found, eval.Span{Path: w.path, Start: w.start, End: w.end})
+			found = append(found, Span{Path: w.path, Start: w.start, End: w.end})
 		}
-		o := eval.Outcome{ID: q.ID, Answerable: true, Rank: eval.FirstHit(q, found), Scores: eval.ScoreRetrieval(q, found, k)}
+		o := Outcome{ID: q.ID, Answerable: true, Rank: FirstHit(q, found), Scores: ScoreRetrieval(q, found, k)}
 		// 24 lines but for a file's last window: measured, not assumed.
 		for _, f := range found[:min(5, len(found))] {
 			o.Lines = append(o.Lines, f.End-f.Start+1)
 		}
 		outs = append(outs, o)
 	}
-	s := eval.Summarise(outs)
-	return &s, nil
+	return Summarise(outs)
 }
