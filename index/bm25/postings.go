@@ -1,3 +1,7 @@
+// Package bm25 is lore's keyword ranking: BM25F impacts quantised to a
+// byte, the encoding of posting lists, segments pending a write, MaxScore
+// top-k over them and a proximity re-rank. Terms come from package
+// analysis; package local stores the lists in SQLite and feeds them back.
 package bm25
 
 import (

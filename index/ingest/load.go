@@ -1,3 +1,9 @@
+// Package ingest turns a source folder into chunks: the walk (ignore
+// rules, symbolic links, unreadable files recorded as skipped), bounded
+// reads, a loader per format (Markdown, MDX, text, reStructuredText, HTML,
+// code, PDF through pdftotext, YAML/TOML/JSON) and the chunker that cuts
+// their blocks into Chunks with line ranges and heading breadcrumbs. It
+// imports nothing of lore.
 package ingest
 
 import (

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,7 +84,11 @@ func TestEvalChunkBudget(t *testing.T) {
 		t.Skip("set LORE_EVAL_BUDGETS=800,1500,... (make eval-chunking)")
 	}
 	qs := loadEval(t, "../../../shared/eval/go_stdlib.jsonl")
-	src := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	for _, b := range strings.Split(budgets, ",") {
 		size, _ := strconv.Atoi(b)
 		dir := t.TempDir()

@@ -255,12 +255,12 @@ func (s *database) catchUpKeywords(ctx context.Context) error {
 // the table's B-tree fills in order, and many rows to a statement: a call
 // per row was most of the cost of writing.
 type segmentWriter struct {
-	ctx          context.Context
-	tx           *sql.Tx
-	seg, lo, hi  int64
-	postings     int
-	args         []any
-	full, closed *sql.Stmt
+	ctx         context.Context
+	tx          *sql.Tx
+	seg, lo, hi int64
+	postings    int
+	args        []any
+	full        *sql.Stmt
 }
 
 const rowsPerInsert = 128

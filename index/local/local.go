@@ -1,3 +1,10 @@
+// Package local keeps lore's indexes on this machine, behind the store seam
+// of package index: one folder per index (indexes/NAME), holding
+// generations (a rebuild writes a new one and flips CURRENT), each a
+// SQLite database (documents, chunks, vectors by chunk hash, keyword
+// segments of package bm25) and a vector graph file (package hnsw); a
+// lock file for the one writer, a writing mark for damage after a crash,
+// and sources.json to rebuild a damaged index from.
 package local
 
 import (
