@@ -213,22 +213,15 @@ func (e *Engine) sessionsNotice() (string, bool) {
 // never shown.
 func (e *Engine) hostLabel() string { return e.host.Redacted() }
 
-// IndexInfo describes the index for a status line.
-type IndexInfo struct {
-	Name     string
-	Built    bool
-	Chunks   int
-	Embedder string // "none" for keyword-only
-}
-
-// IndexInfo describes the index name ("": the default) as it is now. An
-// index that is not built is Built false, not an error.
-func (e *Engine) IndexInfo(ctx context.Context, name string) (IndexInfo, error) {
+// IndexInfo describes the index name ("": the default) as it is now, for
+// a status line: its name, whether it is built, its chunks and embedder.
+// An index that is not built is Built false, not an error.
+func (e *Engine) IndexInfo(ctx context.Context, name string) (index.Info, error) {
 	name, err := resolveIndex(e.cfg, name)
 	if err != nil {
-		return IndexInfo{Name: name}, err
+		return index.Info{Name: name}, err
 	}
-	info := IndexInfo{Name: name}
+	info := index.Info{Name: name}
 	o, err := e.acquire(ctx, name)
 	if errors.Is(err, index.ErrNoIndex) {
 		return info, nil

@@ -78,28 +78,30 @@ type FileUpdate struct {
 type GraphStatus struct {
 	// Needed is false for an index without vectors (built with --embedder
 	// none): there is no graph to check.
-	Needed  bool   `json:"needed"`
-	Present bool   `json:"present"`
-	Nodes   int    `json:"nodes"`   // live vectors in the graph file
-	Vectors int    `json:"vectors"` // vectors stored in index.db
-	Missing int    `json:"missing"` // stored vectors the graph lacks
-	Extra   int    `json:"extra"`   // graph nodes whose vector is gone from index.db
-	Problem string `json:"problem"` // "" when the file is whole and in step with index.db
+	Needed  bool
+	Present bool
+	Nodes   int    // live vectors in the graph file
+	Vectors int    // vectors stored in index.db
+	Missing int    // stored vectors the graph lacks
+	Extra   int    // graph nodes whose vector is gone from index.db
+	Problem string // "" when the file is whole and in step with index.db
 }
 
-// Info is one index as `lore index list` shows it: cheap to gather (no
-// walk of its sources, no integrity check), so that listing many is quick.
+// Info describes one index cheaply (no walk of its sources, no integrity
+// check), so that listing many is quick: `lore index list`, the chat's and
+// serve's status line. Package wire owns its JSON (wire.IndexInfo), as it
+// does Status's and Summary's.
 type Info struct {
-	Name      string     `json:"name"`
-	Path      string     `json:"path"`
-	Chunks    int        `json:"chunks"`
-	SizeBytes int64      `json:"size_bytes"` // everything in its folder: what removing it frees
-	Embedder  string     `json:"embedder"`   // the model it was built with, or "none"; "" when not built
-	BuiltAt   *time.Time `json:"built_at"`
+	Name      string
+	Path      string
+	Chunks    int
+	SizeBytes int64  // everything in its folder: what removing it frees
+	Embedder  string // the model it was built with, or "none"; "" when not built
+	BuiltAt   *time.Time
 	// Built is false for a folder whose first build has not finished.
-	Built bool `json:"built"`
+	Built bool
 	// Damaged says why the index cannot be opened, "" when it can.
-	Damaged string `json:"damaged"`
+	Damaged string
 }
 
 // SearchOptions tunes hybrid retrieval.
@@ -150,33 +152,33 @@ type File struct {
 
 // Status describes an index and how it compares with the files on disk.
 type Status struct {
-	Index        string         `json:"index"`
-	Path         string         `json:"path"`
-	Sources      []string       `json:"sources"`
-	Documents    int            `json:"documents"`
-	Chunks       int            `json:"chunks"`
-	Vectors      int            `json:"vectors"`
-	SizeBytes    int64          `json:"size_bytes"`
-	Embedder     string         `json:"embedder"`
-	Dimension    int            `json:"dimension"`
-	Chunker      string         `json:"chunker"`
-	BuiltAt      *time.Time     `json:"built_at"`
-	Skipped      []SkippedFile  `json:"skipped"`
-	Changed      []Change       `json:"changed"`
-	ChunksByKind map[string]int `json:"chunks_by_kind"`
+	Index        string
+	Path         string
+	Sources      []string
+	Documents    int
+	Chunks       int
+	Vectors      int
+	SizeBytes    int64
+	Embedder     string
+	Dimension    int
+	Chunker      string
+	BuiltAt      *time.Time
+	Skipped      []SkippedFile
+	Changed      []Change
+	ChunksByKind map[string]int
 	// DocumentsByKind counts the indexed files by how they are chunked
 	// (FileKind: markdown, text, html, code, pdf, structured), so that one
 	// sees whether config samples or an OpenAPI file are in the index.
-	DocumentsByKind map[string]int `json:"documents_by_kind"`
+	DocumentsByKind map[string]int
 	// Damaged says why the index is damaged (SQLite's words), "" when it
 	// is healthy. A damaged index reports only its name, path and sources.
-	Damaged string `json:"damaged"`
+	Damaged string
 }
 
 // Change is a file that differs on disk from what the index holds.
 type Change struct {
-	Path   string `json:"path"`   // source root joined with the relative path
-	Change string `json:"change"` // "modified", "new" or "deleted"
+	Path   string // source root joined with the relative path
+	Change string // "modified", "new" or "deleted"
 }
 
 // Passage is lines of a document as the index read them.
@@ -198,8 +200,8 @@ type Passage struct {
 
 // Remembered is what an index directory remembers outside its database.
 type Remembered struct {
-	Sources  []string `json:"sources"`
-	Embedder string   `json:"embedder"` // "none" for keyword-only; "" if unknown
+	Sources  []string
+	Embedder string // "none" for keyword-only; "" if unknown
 }
 
 // BuildOptions says what to index and how.
@@ -237,24 +239,24 @@ type Progress struct {
 
 // SkippedFile is a file the index does not hold, and why.
 type SkippedFile struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
+	Path   string
+	Reason string
 }
 
 // Summary is what a build did.
 type Summary struct {
-	Index          string        `json:"index"`
-	Embedder       string        `json:"embedder"` // the model it was built with, or "none", as status says
-	FilesIndexed   int           `json:"files_indexed"`
-	FilesUnchanged int           `json:"files_unchanged"`
-	FilesRemoved   int           `json:"files_removed"`
-	FilesSkipped   []SkippedFile `json:"files_skipped"`
-	Chunks         int           `json:"chunks"`
-	ChunksEmbedded int           `json:"chunks_embedded"`
-	Seconds        float64       `json:"seconds"`
-	TotalFiles     int           `json:"total_files"`
-	TotalChunks    int           `json:"total_chunks"`
-	Warnings       []string      `json:"warnings"`
+	Index          string
+	Embedder       string // the model it was built with, or "none", as status says
+	FilesIndexed   int
+	FilesUnchanged int
+	FilesRemoved   int
+	FilesSkipped   []SkippedFile
+	Chunks         int
+	ChunksEmbedded int
+	Seconds        float64
+	TotalFiles     int
+	TotalChunks    int
+	Warnings       []string
 }
 
 // Document statuses a FileUpdate carries.

@@ -388,7 +388,7 @@ func TestIndexPaths(t *testing.T) {
 	f := newFixture(t, Options{AllowWrite: true})
 	more := t.TempDir()
 	os.WriteFile(filepath.Join(more, "gears.md"), []byte("# Gears\n\nGears mesh.\n"), 0o644)
-	var sum index.Summary
+	var sum wire.IndexSummary
 	res, text := f.call("index_paths", map[string]any{"paths": []string{more}, "index": "extra"}, &sum)
 	if res.IsError || sum.TotalFiles != 1 || sum.Index != "extra" {
 		t.Fatalf("build: %+v\n%s", sum, text)

@@ -418,15 +418,15 @@ func (h *handlers) indexStatus(ctx context.Context, req *mcp.CallToolRequest, in
 	return text(b.String()), out, nil
 }
 
-func (h *handlers) indexPaths(ctx context.Context, req *mcp.CallToolRequest, in BuildIn) (*mcp.CallToolResult, index.Summary, error) {
+func (h *handlers) indexPaths(ctx context.Context, req *mcp.CallToolRequest, in BuildIn) (*mcp.CallToolResult, wire.IndexSummary, error) {
 	if err := config.CheckIndexName(in.Index); err != nil {
-		return nil, index.Summary{}, fmt.Errorf("index: %w", err)
+		return nil, wire.IndexSummary{}, fmt.Errorf("index: %w", err)
 	}
 	paths := make([]string, len(in.Paths))
 	for i, p := range in.Paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return nil, index.Summary{}, fmt.Errorf("paths[%d]: %w", i, err)
+			return nil, wire.IndexSummary{}, fmt.Errorf("paths[%d]: %w", i, err)
 		}
 		paths[i] = abs
 	}
@@ -440,11 +440,11 @@ func (h *handlers) indexPaths(ctx context.Context, req *mcp.CallToolRequest, in 
 	}})
 	h.opt.Log.Info("tool", "name", "index_paths", "index", in.Index, "paths", paths, "err", err)
 	if err != nil {
-		return nil, index.Summary{}, toolError(err)
+		return nil, wire.IndexSummary{}, toolError(err)
 	}
 	t := fmt.Sprintf("index %q: %d files indexed, %d unchanged, %d removed, %d skipped; now %d files, %d chunks (embedder %s, %.1fs)",
 		sum.Index, sum.FilesIndexed, sum.FilesUnchanged, sum.FilesRemoved, len(sum.FilesSkipped), sum.TotalFiles, sum.TotalChunks, sum.Embedder, sum.Seconds)
-	return text(t), sum, nil
+	return text(t), wire.NewIndexSummary(sum), nil
 }
 
 // text is a result whose content is s; the SDK adds the structured content.

@@ -8,7 +8,6 @@ package serve
 import (
 	"context"
 	"fmt"
-	"github.com/lore-cli/lore/wire"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/lore-cli/lore/wire"
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
@@ -27,7 +28,7 @@ import (
 type Engine interface {
 	Search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error)
 	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
-	IndexInfo(ctx context.Context, name string) (app.IndexInfo, error)
+	IndexInfo(ctx context.Context, name string) (index.Info, error)
 	ListIndexes(ctx context.Context) ([]index.Info, error)
 	DefaultIndex() string
 	OllamaStatus(ctx context.Context) error

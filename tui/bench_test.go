@@ -137,7 +137,7 @@ func benchHarness(b *testing.B, w, hgt int) *harness {
 	m := New(context.Background(), eng, Options{Theme: "dark", Getenv: func(string) string { return "" }})
 	m.now = clk.now
 	m.Update(tea.WindowSizeMsg{Width: w, Height: hgt})
-	m.Update(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 1}})
+	m.Update(statusMsg{info: index.Info{Name: "docs", Built: true, Chunks: 1}})
 	return &harness{tb: b, m: m, eng: eng, clk: clk}
 }
 

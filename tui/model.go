@@ -32,7 +32,7 @@ import (
 type Engine interface {
 	Ask(ctx context.Context, req app.AskRequest) (string, <-chan agent.Event, error)
 	Search(ctx context.Context, req app.SearchRequest) (app.SearchResult, error)
-	IndexInfo(ctx context.Context, name string) (app.IndexInfo, error)
+	IndexInfo(ctx context.Context, name string) (index.Info, error)
 	ChatStatus(ctx context.Context, model string) error
 	Models(ctx context.Context) ([]string, error)
 	Indexes() []string
@@ -100,7 +100,7 @@ type Model struct {
 	offset int
 	follow bool
 
-	info      app.IndexInfo
+	info      index.Info
 	chatErr   error // why the model cannot answer (banner), nil when it can
 	statusMsg string
 	// The chat's index, mode and model: passed on every call (the engine
@@ -187,7 +187,7 @@ type (
 	statusMsg struct {
 		indexes []string
 		models  []string
-		info    app.IndexInfo
+		info    index.Info
 		err     error
 		chatErr error
 		notices []string

@@ -57,7 +57,7 @@ func newHarness(t *testing.T, width, height int, theme string) *harness {
 	m.now = clk.now
 	h := &harness{tb: t, m: m, eng: eng, clk: clk}
 	h.send(tea.WindowSizeMsg{Width: width, Height: height})
-	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 1234, Embedder: "nomic-embed-text"}})
+	h.send(statusMsg{info: index.Info{Name: "docs", Built: true, Chunks: 1234, Embedder: "nomic-embed-text"}})
 	return h
 }
 
@@ -151,7 +151,7 @@ func (h *harness) finishAnswer(seq int) {
 
 func TestGoldenEmptyIndex(t *testing.T) {
 	h := newHarness(t, 80, 20, "dark")
-	h.send(statusMsg{info: app.IndexInfo{Name: "docs"}})
+	h.send(statusMsg{info: index.Info{Name: "docs"}})
 	golden.RequireEqual(t, h.screen())
 }
 
@@ -160,14 +160,14 @@ func TestGoldenEmptyIndex(t *testing.T) {
 // build it.
 func TestGoldenUnbuiltIndexAfterANote(t *testing.T) {
 	h := newHarness(t, 80, 20, "dark")
-	h.send(statusMsg{info: app.IndexInfo{Name: "docs"}, notices: []string{"no reranker model installed, results are in fused order"}})
+	h.send(statusMsg{info: index.Info{Name: "docs"}, notices: []string{"no reranker model installed, results are in fused order"}})
 	s := h.screen()
 	if !strings.Contains(s, `NO INDEX "docs" YET`) || !strings.Contains(s, "lore index PATH") || !strings.Contains(s, "no reranker model") {
 		t.Fatalf("no banner saying the index is not built, or the note is lost:\n%s", s)
 	}
 	golden.RequireEqual(t, s)
 	// Once built, the banner goes.
-	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 3}})
+	h.send(statusMsg{info: index.Info{Name: "docs", Built: true, Chunks: 3}})
 	if s := h.screen(); strings.Contains(s, "NO INDEX") {
 		t.Fatalf("banner left after the build:\n%s", s)
 	}
@@ -360,7 +360,7 @@ func TestGoldenSessionsList(t *testing.T) {
 func TestGoldenOllamaDown(t *testing.T) {
 	h := newHarness(t, 80, 20, "dark")
 	down := ollama.Explain(fmt.Errorf("dial tcp 127.0.0.1:11434: %w", syscall.ECONNREFUSED), "http://127.0.0.1:11434", "llama3.2:3b")
-	h.send(statusMsg{info: app.IndexInfo{Name: "docs", Built: true, Chunks: 1234}, chatErr: down})
+	h.send(statusMsg{info: index.Info{Name: "docs", Built: true, Chunks: 1234}, chatErr: down})
 	s := h.screen()
 	if !strings.Contains(s, "SOURCES ONLY") || !strings.Contains(s, "ollama serve") || !strings.Contains(s, "lore doctor") {
 		t.Fatalf("no banner naming the fix and lore doctor:\n%s", s)

@@ -88,3 +88,32 @@ func NewIndexStatus(s index.Status) IndexStatus {
 	}
 	return out
 }
+
+// IndexSummary is what a build did, as `lore index --json` prints it and
+// MCP index_paths returns it.
+type IndexSummary struct {
+	Index          string        `json:"index"`
+	Embedder       string        `json:"embedder"` // the model it was built with, or "none", as status says
+	FilesIndexed   int           `json:"files_indexed"`
+	FilesUnchanged int           `json:"files_unchanged"`
+	FilesRemoved   int           `json:"files_removed"`
+	FilesSkipped   []SkippedFile `json:"files_skipped"`
+	Chunks         int           `json:"chunks"`
+	ChunksEmbedded int           `json:"chunks_embedded"`
+	Seconds        float64       `json:"seconds"`
+	TotalFiles     int           `json:"total_files"`
+	TotalChunks    int           `json:"total_chunks"`
+	Warnings       []string      `json:"warnings"`
+}
+
+// NewIndexSummary is s as a build's summary prints it: lists never nil.
+func NewIndexSummary(s index.Summary) IndexSummary {
+	out := IndexSummary{Index: s.Index, Embedder: s.Embedder, FilesIndexed: s.FilesIndexed, FilesUnchanged: s.FilesUnchanged,
+		FilesRemoved: s.FilesRemoved, FilesSkipped: make([]SkippedFile, 0, len(s.FilesSkipped)), Chunks: s.Chunks,
+		ChunksEmbedded: s.ChunksEmbedded, Seconds: s.Seconds, TotalFiles: s.TotalFiles, TotalChunks: s.TotalChunks,
+		Warnings: append([]string{}, s.Warnings...)}
+	for _, f := range s.FilesSkipped {
+		out.FilesSkipped = append(out.FilesSkipped, SkippedFile{Path: f.Path, Reason: f.Reason})
+	}
+	return out
+}

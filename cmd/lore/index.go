@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/wire"
 )
 
 type indexOptions struct {
@@ -92,7 +93,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return err
 	}
 	if opts.json {
-		return writeJSON(streams.Out, sum)
+		return writeJSON(streams.Out, wire.NewIndexSummary(sum))
 	}
 	if !opts.quiet {
 		printSummary(streams.Err, sum)
