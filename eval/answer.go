@@ -9,7 +9,6 @@ import (
 	"go/scanner"
 	"go/token"
 	"io"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/mdcode"
 )
 
@@ -209,16 +209,6 @@ func keywordRe(k string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-// codeExts are file extensions of source code: a gold passage in one of
-// these is code, so the answer should show some.
-var codeExts = map[string]bool{
-	".go": true, ".py": true, ".js": true, ".mjs": true, ".ts": true, ".tsx": true, ".jsx": true,
-	".java": true, ".kt": true, ".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true,
-	".rs": true, ".rb": true, ".php": true, ".cs": true, ".swift": true, ".scala": true, ".lua": true,
-	".sh": true, ".bash": true, ".zsh": true, ".ps1": true, ".sql": true, ".r": true, ".pl": true,
-	".json": true, ".yaml": true, ".yml": true, ".toml": true, ".proto": true, ".mod": true,
-}
-
 // ExpectsCode reports whether an answer to q should show code: the
 // question is of kind "code", a gold file is source code, or a retrieved
 // passage overlapping gold holds a fenced block (the answer lies in code).
@@ -230,7 +220,9 @@ func ExpectsCode(q Question, r agent.Result) bool {
 		return true
 	}
 	for _, g := range q.Gold {
-		if codeExts[strings.ToLower(path.Ext(g.Path))] {
+		// A gold passage in code or a structured file (YAML, JSON, TOML),
+		// as the index tells them, is code: the answer should show some.
+		if k := ingest.FileKind(g.Path); k == "code" || k == "structured" {
 			return true
 		}
 	}
