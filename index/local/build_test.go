@@ -323,9 +323,54 @@ func TestReadersKeepWorkingDuringRebuild(t *testing.T) {
 	if st, _ := fresh.Status(context.Background()); st.Documents != 4 {
 		t.Fatalf("after the rebuild a new reader sees %d documents", st.Documents)
 	}
-	gens, _ := filepath.Glob(filepath.Join(dir, "g*"))
-	if len(gens) != 1 {
+	// The old generation stays while its reader is open (its database
+	// opens connections as requests come), and goes with the last reader.
+	if gens, _ := filepath.Glob(filepath.Join(dir, "g*")); len(gens) != 2 {
+		t.Fatalf("with a reader on the old generation: %v", gens)
+	}
+	reader.Close()
+	if gens, _ := filepath.Glob(filepath.Join(dir, "g*")); len(gens) != 1 {
 		t.Fatalf("old generations left behind: %v", gens)
+	}
+}
+
+// A reader still on a generation that rebuilds have replaced keeps
+// answering, including requests that need a new database connection: a
+// server's request in flight during `lore index --rebuild` (issue 35: 1 in
+// 3,500 searches failed with "unable to open database file").
+func TestReaderOfAReplacedGenerationKeepsAnswering(t *testing.T) {
+	src, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, src, corpus)
+	emb := newFakeEmbedder("nomic-embed-text", 8)
+	build(t, dir, testOptions(emb, src))
+	reader, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	for range 2 {
+		opt := testOptions(emb)
+		opt.Rebuild = true
+		build(t, dir, opt)
+	}
+	if CurrentGeneration(dir) == reader.Generation() {
+		t.Fatal("the rebuilds did not publish a new generation")
+	}
+	// Many at once, so that the database opens connections it did not
+	// have, and the first search loads the vector graph.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			if _, err := reader.Search(context.Background(), "zeppelin maintenance", index.SearchOptions{Embedder: emb}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("search on the replaced generation: %v", err)
 	}
 }
 
