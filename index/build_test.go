@@ -43,7 +43,9 @@ func (e embedder) EmbedDocuments(ctx context.Context, texts []string) ([][]float
 	return e.Embedder.EmbedDocuments(ctx, texts)
 }
 
-func model(name string, dim int) embedder { return embedder{Embedder: wordvec.Embedder{Dim: dim}, model: name} }
+func model(name string, dim int) embedder {
+	return embedder{Embedder: wordvec.Embedder{Dim: dim}, model: name}
+}
 
 func folder(t *testing.T, files map[string]string) string {
 	t.Helper()

@@ -180,6 +180,14 @@ func paths(hits []index.Hit) []string {
 	return out
 }
 
+func texts(hits []index.Hit) []string {
+	out := []string{}
+	for _, h := range hits {
+		out = append(out, h.Text)
+	}
+	return out
+}
+
 // found tells whether a keyword search of r finds word in exactly the
 // file want ("" for nowhere).
 func (e *env) found(r index.Reader, word, want string) {
@@ -226,6 +234,21 @@ func testBuild(t *testing.T, e *env) {
 	}
 	if err := r.Check(e.ctx); err != nil {
 		t.Errorf("Check of a whole index: %v", err)
+	}
+	if gs, err := r.CheckGraph(e.ctx); err != nil || !gs.Needed || gs.Problem != "" || gs.Vectors != sum.TotalChunks {
+		t.Errorf("CheckGraph: %+v %v", gs, err)
+	}
+	// A sample (lore eval's questions) is the same for the same seed and
+	// holds only chunks of the length asked for.
+	a, err := r.SampleChunks(e.ctx, 2, 50, 7)
+	b, _ := r.SampleChunks(e.ctx, 2, 50, 7)
+	if err != nil || len(a) != 2 || !slices.Equal(texts(a), texts(b)) {
+		t.Errorf("SampleChunks twice with one seed: %q and %q (%v)", texts(a), texts(b), err)
+	}
+	for _, h := range a {
+		if len(h.Text) < 50 || h.Path == "" || h.Source != src {
+			t.Errorf("SampleChunks of at least 50 characters: %+v", h)
+		}
 	}
 	if rem, err := e.s.Remembered(e.ctx, name); err != nil || !slices.Equal(rem.Sources, []string{src}) || rem.Embedder != "wordvec" {
 		t.Errorf("Remembered: %+v %v", rem, err)
