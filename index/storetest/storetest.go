@@ -687,7 +687,12 @@ func testLocks(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			w.Close()
+		}
+	}()
 	if w2, err := e.target.BeginWrite(e.ctx, index.WriteRequest{Name: name}); !errors.Is(err, index.ErrLocked) {
 		if err == nil {
 			w2.Close()
@@ -707,6 +712,7 @@ func testLocks(t *testing.T, e *env) {
 		t.Errorf("Remove: %v, want ErrLocked", err)
 	}
 	e.found(e.open(), "wombat", "api/server.go")
+	closed = true
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
