@@ -74,6 +74,7 @@ var cases = []testCase{
 	{"search by text", testSearchText},
 	{"search by vector", testSearchVector},
 	{"damage", testDamage},
+	{"refresh of a damaged index", testRefreshDamaged},
 	{"locks", testLocks},
 	{"never built", testNeverBuilt},
 	{"list names remove", testListRemove},
@@ -625,9 +626,9 @@ func testSearchVector(t *testing.T, e *env) {
 	}
 }
 
-// A damaged index says so, with the fix, wherever it is read; Status
-// still names it and its sources; a rebuild from its remembered sources
-// mends it.
+// A damaged index says so, with the fix, when it is opened or checked;
+// Status still names it and its sources; List marks it; a rebuild from
+// its remembered sources mends it.
 func testDamage(t *testing.T, e *env) {
 	if e.h.Damage == nil {
 		t.Skip("the harness cannot damage an index")
@@ -650,9 +651,6 @@ func testDamage(t *testing.T, e *env) {
 	if i := slices.IndexFunc(list, func(in index.Info) bool { return in.Name == name }); err != nil || i < 0 || list[i].Damaged == "" {
 		t.Errorf("List shows the damaged index as %+v (%v)", list, err)
 	}
-	_, err = e.s.Build(e.ctx, e.opts(newCounter()))
-	wantDamaged(t, "a refresh", err)
-
 	opt := e.opts(newCounter())
 	opt.Rebuild = true
 	if _, err := e.s.Build(e.ctx, opt); err != nil {
@@ -663,6 +661,22 @@ func testDamage(t *testing.T, e *env) {
 		t.Errorf("Check after the rebuild: %v", err)
 	}
 	e.found(r2, "wombat", "api/server.go")
+}
+
+// A refresh does not write into a damaged index (nor call its files
+// unchanged): it refuses with the fix, a rebuild.
+func testRefreshDamaged(t *testing.T, e *env) {
+	if e.h.Damage == nil {
+		t.Skip("the harness cannot damage an index")
+	}
+	src := folder(t, corpus())
+	e.build(e.opts(newCounter(), src))
+	e.h.Damage(t, e.s, name)
+	sum, err := e.s.Build(e.ctx, e.opts(newCounter()))
+	wantDamaged(t, "a refresh", err)
+	if sum.FilesUnchanged != 0 {
+		t.Errorf("the refresh of a damaged index counted %d files unchanged", sum.FilesUnchanged)
+	}
 }
 
 func wantDamaged(t *testing.T, what string, err error) {
