@@ -393,13 +393,15 @@ func testResume(t *testing.T, e *env) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	emb := newCounter()
-	// Two batches of two texts get through; the third call cancels.
+	// Two calls get through; the third cancels the build.
 	emb.stopAfter, emb.cancel = 2, cancel
 	if _, err := e.s.Build(ctx, e.opts(emb, src)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted build: %v", err)
 	}
+	// Two batches of two (fewer should the build have cut its files into
+	// two groups, as it does when reading them takes over a second).
 	before := emb.all()
-	if len(before) != 4 {
+	if len(before) == 0 || len(before) > 4 {
 		t.Fatalf("%d texts embedded before the interrupt, want 4", len(before))
 	}
 	again := newCounter()
@@ -410,8 +412,8 @@ func testResume(t *testing.T, e *env) {
 			t.Errorf("%q embedded again", text)
 		}
 	}
-	if len(after) != 4 || sum.ChunksEmbedded != 4 || sum.TotalFiles != 8 || sum.TotalChunks != 8 {
-		t.Errorf("the second build embedded %d texts: %+v; want the 4 missing", len(after), sum)
+	if missing := 8 - len(before); len(after) != missing || sum.ChunksEmbedded != missing || sum.TotalFiles != 8 || sum.TotalChunks != 8 {
+		t.Errorf("the second build embedded %d texts: %+v; want the %d missing", len(after), sum, missing)
 	}
 	st, err := e.s.Status(e.ctx, name)
 	if err != nil || st.Vectors != 8 || st.Chunks != 8 {
