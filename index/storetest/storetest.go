@@ -380,6 +380,14 @@ func testRebuild(t *testing.T, e *env) {
 	}
 	e.found(r, "quokka", "notes/todo.txt")
 	e.found(r, "marmalade", "")
+	// A reader opened before the rebuild reads the generation it opened,
+	// or is told to open the index again (ErrCorrupt, the Weaviate store,
+	// which drops the old generation's collections): never the new data
+	// through the old reader, never some other failure.
+	res, err := old.SearchVector(e.ctx, "marmalade", nil, index.SearchOptions{}, 0)
+	if err != nil && !errors.Is(err, index.ErrCorrupt) || err == nil && !slices.Equal(paths(res.Hits), []string{"notes/todo.txt"}) {
+		t.Errorf("a reader opened before the rebuild, after Publish: %v %v", paths(res.Hits), err)
+	}
 }
 
 // A build cut short after some vectors were stored keeps them: the next
