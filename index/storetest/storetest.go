@@ -69,7 +69,8 @@ var cases = []testCase{
 	{"resume without re-embedding", testResume},
 	{"passages", testPassages},
 	{"changed", testChanged},
-	{"source not on this machine", testSourceGone},
+	{"changed of a source not here", testSourceGoneChanged},
+	{"status of a source not here", testSourceGoneStatus},
 	{"status", testStatus},
 	{"search by text", testSearchText},
 	{"search by vector", testSearchVector},
@@ -77,8 +78,10 @@ var cases = []testCase{
 	{"refresh of a damaged index", testRefreshDamaged},
 	{"locks", testLocks},
 	{"never built", testNeverBuilt},
+	{"remembered of an index never built", testNeverBuiltRemembered},
 	{"list names remove", testListRemove},
-	{"refused first build leaves nothing", testRefusedFirstBuild},
+	{"refused first build", testRefusedFirstBuild},
+	{"refused first build leaves no name", testRefusedFirstBuildNames},
 }
 
 // Run runs every case as a subtest of t, each on a store of its own.
@@ -504,22 +507,35 @@ func testChanged(t *testing.T, e *env) {
 }
 
 // A source that is not on this machine (an index built elsewhere, or a
-// folder moved away) has no changes to tell: Changed is false for its
-// files, and Status lists none of them (see Reader.Changed).
-func testSourceGone(t *testing.T, e *env) {
-	src := folder(t, corpus())
-	e.build(e.opts(newCounter(), src))
-	if err := os.Rename(src, src+".moved"); err != nil {
-		t.Fatal(err)
-	}
-	r := e.open()
-	if got, err := r.Changed(e.ctx, src, "guide.md"); err != nil || got {
+// folder moved away) has no changes to tell (see Reader.Changed):
+// Changed is false for its files ...
+func testSourceGoneChanged(t *testing.T, e *env) {
+	src := e.sourceGone()
+	if got, err := e.open().Changed(e.ctx, src, "guide.md"); err != nil || got {
 		t.Errorf("Changed of a file whose source is not here: %v %v", got, err)
 	}
+}
+
+// ... and Status lists none (it lists the changes of sources present on
+// this machine), though it still counts the documents and names the
+// source.
+func testSourceGoneStatus(t *testing.T, e *env) {
+	src := e.sourceGone()
 	st, err := e.s.Status(e.ctx, name)
 	if err != nil || len(st.Changed) != 0 || st.Documents != 3 || !slices.Equal(st.Sources, []string{src}) {
 		t.Errorf("Status with the source not here: changed %v, %d documents, sources %v (%v)", st.Changed, st.Documents, st.Sources, err)
 	}
+}
+
+// sourceGone builds the corpus and moves its folder away.
+func (e *env) sourceGone() string {
+	e.t.Helper()
+	src := folder(e.t, corpus())
+	e.build(e.opts(newCounter(), src))
+	if err := os.Rename(src, src+".moved"); err != nil {
+		e.t.Fatal(err)
+	}
+	return src
 }
 
 // Status counts what the index holds and lists the files of its sources
@@ -760,12 +776,19 @@ func testNeverBuilt(t *testing.T, e *env) {
 	}{
 		{"Open", func() error { _, err := e.s.Open(e.ctx, "nothing"); return err }()},
 		{"Status", func() error { _, err := e.s.Status(e.ctx, "nothing"); return err }()},
-		{"Remembered", func() error { _, err := e.s.Remembered(e.ctx, "nothing"); return err }()},
 		{"Remove", func() error { _, err := e.s.Remove(e.ctx, "nothing", nil); return err }()},
 	} {
 		if !errors.Is(op.err, index.ErrNoIndex) {
 			t.Errorf("%s of an index never built: %v, want ErrNoIndex", op.what, op.err)
 		}
+	}
+}
+
+// What a rebuild of an index never built would start from: nothing, and
+// ErrNoIndex says so.
+func testNeverBuiltRemembered(t *testing.T, e *env) {
+	if _, err := e.s.Remembered(e.ctx, "nothing"); !errors.Is(err, index.ErrNoIndex) {
+		t.Errorf("Remembered of an index never built: %v, want ErrNoIndex", err)
 	}
 }
 
@@ -834,12 +857,24 @@ func testRefusedFirstBuild(t *testing.T, e *env) {
 	if _, err := e.s.Open(e.ctx, name); !errors.Is(err, index.ErrNoIndex) {
 		t.Errorf("Open after the refused builds: %v, want ErrNoIndex", err)
 	}
-	if names, err := e.s.Names(e.ctx); err != nil || len(names) != 0 {
-		t.Errorf("Names after the refused builds: %v %v", names, err)
-	}
 	sum := e.build(e.opts(nil, src))
 	if sum.Embedder != "none" || sum.FilesIndexed != 3 {
 		t.Errorf("the retry without an embedder: %+v", sum)
+	}
+}
+
+// Nor does a refused first build leave a name for List, Names and shell
+// completion to offer.
+func testRefusedFirstBuildNames(t *testing.T, e *env) {
+	e.s.Build(e.ctx, e.opts(nil))
+	down := newCounter()
+	down.down = errors.New("could not connect to the embedder")
+	e.s.Build(e.ctx, e.opts(down, folder(t, corpus())))
+	if names, err := e.s.Names(e.ctx); err != nil || len(names) != 0 {
+		t.Errorf("Names after the refused builds: %v %v", names, err)
+	}
+	if list, err := e.s.List(e.ctx); err != nil || len(list) != 0 {
+		t.Errorf("List after the refused builds: %+v %v", list, err)
 	}
 }
 
