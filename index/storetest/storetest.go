@@ -7,11 +7,19 @@
 // Changed, Status, search by text and by vector, damage, locks, and
 // List/Names/Remove.
 //
+// Where the seam's comments leave a meaning open, the suite fixes it for
+// every store: Status.Changed lists the files new, modified (size or
+// mtime) or deleted since the build in the sources present on this
+// machine, and nothing for a source that is not here; Changed is false
+// for a file whose source is not here.
+//
 // A store runs it from a test of its own package, with a Harness that
 // makes a fresh empty store per case and, where a case needs a store's
 // own hand (damaging an index), a hook; a case whose hook is nil is
-// skipped. The in-memory store of package index/indextest passes all of
-// it, so the suite is also the definition of that store.
+// skipped. A case a store is known to fail is named in Harness.Known
+// with what differs, and skipped with that: one difference per case, so
+// that a skip hides nothing else. The in-memory store of package
+// index/indextest passes all of it.
 //
 // The map of the file: Harness and Run first; then the cases, one
 // function each, in the order Run lists them; then the helpers they share
