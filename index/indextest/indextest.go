@@ -214,7 +214,7 @@ func (x *ix) remember() index.Remembered {
 		return r
 	}
 	r := index.Remembered{Sources: []string{}}
-	if g := cmpOr(x.current, x.next); g != nil {
+	if g := firstOf(x.current, x.next); g != nil {
 		for _, src := range g.sources {
 			r.Sources = append(r.Sources, src.Root)
 		}
@@ -223,7 +223,7 @@ func (x *ix) remember() index.Remembered {
 	return r
 }
 
-func cmpOr(a, b *gen) *gen {
+func firstOf(a, b *gen) *gen {
 	if a != nil {
 		return a
 	}
