@@ -246,37 +246,6 @@ func TestChunkerChangeRechunksWithoutReembeddingSameText(t *testing.T) {
 	}
 }
 
-func TestEmbedderMismatch(t *testing.T) {
-	src, dir := t.TempDir(), t.TempDir()
-	writeFiles(t, src, corpus)
-	build(t, dir, testOptions(newFakeEmbedder("nomic-embed-text", 8), src))
-
-	// The same model, spelled with its implied tag, is no change.
-	if _, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("nomic-embed-text:latest", 8))); err != nil {
-		t.Fatalf("nomic-embed-text:latest is nomic-embed-text: %v", err)
-	}
-	_, err := Build(context.Background(), dir, testOptions(newFakeEmbedder("all-minilm", 8)))
-	if err == nil || !strings.Contains(err.Error(), "nomic-embed-text") || !strings.Contains(err.Error(), "all-minilm") || !strings.Contains(err.Error(), "--rebuild") {
-		t.Fatalf("model change: %v", err)
-	}
-	_, err = Build(context.Background(), dir, testOptions(nil))
-	if err == nil || !strings.Contains(err.Error(), "none") {
-		t.Fatalf("switch to lexical-only: %v", err)
-	}
-	writeFiles(t, src, map[string]string{"new.md": "# New\n\nfresh text\n"})
-	_, err = Build(context.Background(), dir, testOptions(newFakeEmbedder("nomic-embed-text", 16)))
-	if err == nil || !strings.Contains(err.Error(), "8-dimensional") || !strings.Contains(err.Error(), "--rebuild") {
-		t.Fatalf("dimension change: %v", err)
-	}
-	// --rebuild with the new model works and switches the index over.
-	opt := testOptions(newFakeEmbedder("all-minilm", 16))
-	opt.Rebuild = true
-	sum := build(t, dir, opt)
-	if sum.FilesIndexed != 4 {
-		t.Fatalf("rebuild: %+v", sum)
-	}
-}
-
 func TestLock(t *testing.T) {
 	src, dir := t.TempDir(), t.TempDir()
 	writeFiles(t, src, corpus)
@@ -514,17 +483,6 @@ func unblocked(t *testing.T, pipe string, f func()) {
 		}
 		<-done
 		t.Fatal("blocked opening a named pipe")
-	}
-}
-
-func TestNoSources(t *testing.T) {
-	_, err := Build(context.Background(), t.TempDir(), testOptions(nil))
-	if !errors.Is(err, index.ErrNoSources) || !strings.Contains(err.Error(), "lore index ./docs") {
-		t.Fatalf("got %v", err)
-	}
-	_, err = Build(context.Background(), t.TempDir(), testOptions(nil, "/does/not/exist"))
-	if err == nil || !strings.Contains(err.Error(), "/does/not/exist") {
-		t.Fatalf("missing folder: %v", err)
 	}
 }
 
