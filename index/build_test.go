@@ -13,6 +13,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/indextest"
 	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/wordvec"
 )
 
@@ -28,6 +29,10 @@ type embedder struct {
 }
 
 func (e embedder) Model() string { return e.model }
+
+// SameModel is Ollama's naming rule, as the real embedder answers it: the
+// builder asks the embedder whether a recorded name is its model.
+func (e embedder) SameModel(m string) bool { return ollama.FullName(m) == ollama.FullName(e.model) }
 
 func (e embedder) Check(ctx context.Context) (int, error) {
 	if e.down != nil {

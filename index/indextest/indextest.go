@@ -927,16 +927,7 @@ func (r *Reader) Changed(_ context.Context, dir, rel string) (bool, error) {
 	if state == nil {
 		return true, nil
 	}
-	path := filepath.Join(dir, rel)
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil || fi.Size() != state.Size:
-		return true, nil
-	case fi.ModTime().UnixNano() == state.MTimeNS:
-		return false, nil
-	}
-	data, err := ingest.ReadFile(path, state.Size)
-	return err != nil || index.ContentHash(data) != state.Hash, nil
+	return index.FileChanged(filepath.Join(dir, rel), *state), nil
 }
 
 // Check reports the damage Store.Damage recorded.
@@ -957,9 +948,7 @@ func (r *Reader) CheckGraph(ctx context.Context) (index.GraphStatus, error) {
 	return index.GraphStatus{Needed: e != "none", Present: true, Nodes: n, Vectors: n}, nil
 }
 
-// Status counts what the generation holds and lists the files of its
-// sources present on this machine that are new, modified (size or mtime)
-// or deleted since they were indexed.
+// Status counts what the generation holds; Changed is index.Changes.
 func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	st := index.Status{Index: r.x.name, Path: "memory:" + r.x.name + "/" + r.g.id, Sources: []string{}, Skipped: []index.SkippedFile{},
 		Changed: []index.Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}}
@@ -998,38 +987,11 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	st.BuiltAt = unixTime(g.meta["built_at"])
 	r.s.mu.Unlock()
 
-	var here []index.Source
-	for _, s := range sources {
-		if _, err := os.Stat(s.Root); err == nil {
-			here = append(here, s)
-		}
-	}
-	roots := make([]string, len(here))
-	for i, s := range here {
-		roots[i] = s.Root
-	}
-	for i, w := range ingest.WalkRoots(roots) {
-		src, known := here[i], docs[here[i].ID]
-		seen := map[string]bool{}
-		for _, e := range w.Entries {
-			seen[e.Rel] = true
-			d, ok := known[e.Rel]
-			switch {
-			case e.Reason != "":
-			case !ok:
-				st.Changed = append(st.Changed, index.Change{Path: src.Join(e.Rel), Change: "new"})
-			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
-				st.Changed = append(st.Changed, index.Change{Path: src.Join(e.Rel), Change: "modified"})
-			}
-		}
-		for p := range known {
-			if !seen[p] {
-				st.Changed = append(st.Changed, index.Change{Path: src.Join(p), Change: "deleted"})
-			}
-		}
+	var err error
+	if st.Changed, err = index.Changes(sources, func(src index.Source) (map[string]index.DocState, error) { return docs[src.ID], nil }); err != nil {
+		return st, err
 	}
 	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Path < st.Skipped[j].Path })
-	sort.Slice(st.Changed, func(i, j int) bool { return st.Changed[i].Path < st.Changed[j].Path })
 	return st, nil
 }
 

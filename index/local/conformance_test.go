@@ -23,12 +23,6 @@ func TestConformance(t *testing.T) {
 			dbtest.SmashPages(t, genPath(t, dir, dbFile), []int64{1})
 		},
 		Known: map[string]string{
-			"changed of a source not here": "Index.Changed is true for a file whose source folder is gone " +
-				"(the seam says false: the source is not on this machine)",
-			"status of a source not here": "Status lists the gone source's root as one \"deleted\" change " +
-				"(the seam's meaning lists changes of sources present on this machine only)",
-			"remembered of an index never built": "Store.Remembered of an index never built returns the error of reading its sources.json " +
-				"(\"open …/nothing/sources.json: no such file or directory\"), not index.ErrNoIndex",
 			"refused first build leaves no name": "a first build refused by WriteRequest.Before (no sources, embedder down) " +
 				"leaves the index folder with its lock file behind, so Names lists the index that was never built (and List, as not built)",
 		},

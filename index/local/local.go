@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -466,7 +467,11 @@ func (l Store) Status(ctx context.Context, name string) (index.Status, error) {
 }
 
 func (l Store) Remembered(_ context.Context, name string) (index.Remembered, error) {
-	return ReadRemembered(l.Dir(name))
+	r, err := ReadRemembered(l.Dir(name))
+	if errors.Is(err, fs.ErrNotExist) && readPointer(l.Dir(name), currentFile) == "" && readPointer(l.Dir(name), nextFile) == "" {
+		return r, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
+	}
+	return r, err
 }
 
 func (l Store) Remove(ctx context.Context, name string, confirm func(index.Info) error) (index.Info, error) {

@@ -170,13 +170,17 @@ func (ix *Index) Status(ctx context.Context) (index.Status, error) {
 // file's lines.
 func (ix *Index) Changed(ctx context.Context, dir, rel string) (bool, error) {
 	var d index.DocState
-	err := ix.st.db.QueryRowContext(ctx, `SELECT d.size, d.mtime_ns, d.hash FROM documents d JOIN sources s ON s.id = d.source_id
-		WHERE d.path = ? AND d.status = ? AND s.root IN (?, ?)`, rel, index.StatusIndexed, dir, filepath.Join(dir, rel)).Scan(&d.Size, &d.MTimeNS, &d.Hash)
+	var root string
+	err := ix.st.db.QueryRowContext(ctx, `SELECT d.size, d.mtime_ns, d.hash, s.root FROM documents d JOIN sources s ON s.id = d.source_id
+		WHERE d.path = ? AND d.status = ? AND s.root IN (?, ?)`, rel, index.StatusIndexed, dir, filepath.Join(dir, rel)).Scan(&d.Size, &d.MTimeNS, &d.Hash, &root)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return true, nil // no longer indexed: a refresh found it gone or skipped
 	case err != nil:
 		return false, err
+	}
+	if _, err := os.Stat(root); err != nil {
+		return false, nil // the source is not on this machine: nothing to compare
 	}
 	return index.FileChanged(filepath.Join(dir, rel), d), nil
 }

@@ -524,13 +524,14 @@ func testSourceGoneChanged(t *testing.T, e *env) {
 	}
 }
 
-// ... and Status lists none (it lists the changes of sources present on
-// this machine), though it still counts the documents and names the
-// source.
+// ... and Status lists the source once as missing (not its files as
+// deleted: `lore index` keeps them), and still counts the documents and
+// names the source.
 func testSourceGoneStatus(t *testing.T, e *env) {
 	src := e.sourceGone()
 	st, err := e.s.Status(e.ctx, name)
-	if err != nil || len(st.Changed) != 0 || st.Documents != 3 || !slices.Equal(st.Sources, []string{src}) {
+	missing := []index.Change{{Path: src, Change: "missing"}}
+	if err != nil || !slices.Equal(st.Changed, missing) || st.Documents != 3 || !slices.Equal(st.Sources, []string{src}) {
 		t.Errorf("Status with the source not here: changed %v, %d documents, sources %v (%v)", st.Changed, st.Documents, st.Sources, err)
 	}
 }
