@@ -2,7 +2,9 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -27,7 +30,7 @@ import (
 // index of a few documents embedded by a fake Ollama that also writes the
 // answers.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	ollama *ollamatest.Server
 	cfg    config.Config
 	eng    *app.Engine
@@ -47,7 +50,7 @@ func (f *fixture) dial(ctx context.Context, network, addr string) (net.Conn, err
 	return d.DialContext(ctx, network, addr)
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
 	f := &fixture{t: t, ollama: ollamatest.New(t)}
 	cfg := config.Defaults()
@@ -426,5 +429,59 @@ func TestResources(t *testing.T) {
 	}
 	if _, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: "garbage!"}); err == nil {
 		t.Error("a bad cursor was accepted")
+	}
+}
+
+// rpcCode is the JSON-RPC error code of err, or 0 when err is not one.
+func rpcCode(err error) int64 {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr.Code
+	}
+	return 0
+}
+
+// TestResourcesRefuseABadCursor: the cursor comes back from the client,
+// which may have written it itself; a negative offset once indexed the
+// documents at -1 and killed the server.
+func TestResourcesRefuseABadCursor(t *testing.T) {
+	f := newFixture(t, Options{})
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, c := range []string{enc(`{"i":"default","o":-1}`), enc(`{"i":"","o":-5}`), enc(`{"i":"../x","o":0}`), enc(`[]`), "garbage!"} {
+		_, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: c})
+		if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "invalid cursor") {
+			t.Errorf("cursor %q: %v, want -32602 invalid cursor", c, err)
+		}
+	}
+	// The server lives on: a listing from the start still works.
+	if res, err := f.cs.ListResources(context.Background(), nil); err != nil || len(res.Resources) == 0 {
+		t.Fatalf("list after bad cursors: %v %+v", err, res)
+	}
+	// A cursor past the end is the end, not an error.
+	if res, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: enc(`{"i":"default","o":1000}`)}); err != nil || len(res.Resources) != 0 {
+		t.Errorf("cursor past the end: %v %+v", err, res)
+	}
+}
+
+// TestReadResourceErrorsHaveCodes: code 0 is no JSON-RPC code; a URI that
+// names no index this server could list is the client's mistake.
+func TestReadResourceErrorsHaveCodes(t *testing.T) {
+	f := newFixture(t, Options{})
+	for uri, want := range map[string]int64{
+		"lore://../x":               jsonrpc.CodeInvalidParams,
+		"lore://a b/x":              jsonrpc.CodeInvalidParams,
+		"http://default/x":          jsonrpc.CodeInvalidParams,
+		"lore://default/missing.md": jsonrpc.CodeInvalidParams,
+		"lore://nope/timeouts.md":   jsonrpc.CodeInvalidParams,
+		"\x00":                      jsonrpc.CodeInvalidParams, // its reply was not JSON: the session died
+		"lore://default/a\x01b":     jsonrpc.CodeInvalidParams,
+	} {
+		_, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if got := rpcCode(err); got != want {
+			t.Errorf("%q: code %d (%v), want %d", uri, got, err, want)
+		}
+		if err := f.cs.Ping(context.Background(), nil); err != nil {
+			t.Fatalf("%q: the session died: %v", uri, err)
+		}
 	}
 }

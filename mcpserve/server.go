@@ -9,10 +9,13 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lore-cli/lore/agent"
@@ -74,7 +77,38 @@ func New(eng Engine, opt Options) *mcp.Server {
 		})
 	h.addTools(s)
 	h.addResources(s)
+	s.AddReceivingMiddleware(jsonrpcCodes)
 	return s
+}
+
+// jsonrpcCodes gives every error lore's own methods return a JSON-RPC
+// code: the SDK sends a plain Go error with code 0, which is no code at
+// all, and a client cannot tell a bad request from a failure of lore's.
+// Only the methods lore registers: for others the SDK's own sentinel
+// errors steer it (an unknown method becomes -32601).
+func jsonrpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var werr *jsonrpc.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &werr):
+			// The SDK's ResourceNotFoundError quotes the URI the Go way
+			// (\x00), which is not JSON: the reply could not be written
+			// and the session died with it.
+			if werr.Data != nil && !json.Valid(werr.Data) {
+				fixed := *werr
+				fixed.Data = nil
+				if uri, ok := resourceURI(req); ok {
+					fixed.Data, _ = json.Marshal(map[string]string{"uri": uri})
+				}
+				err = &fixed
+			}
+		case strings.HasPrefix(method, "resources/") || strings.HasPrefix(method, "tools/"):
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: oneLine(err.Error())}
+		}
+		return res, err
+	}
 }
 
 const instructions = `lore searches and answers from the user's own indexed documents (notes, docs, code), offline.
@@ -106,3 +140,11 @@ func ptr[T any](v T) *T { return &v }
 
 // oneLine is s on one line, for a list.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// resourceURI is the URI a resources/read request names.
+func resourceURI(req mcp.Request) (string, bool) {
+	if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+		return p.URI, true
+	}
+	return "", false
+}
