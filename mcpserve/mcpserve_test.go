@@ -5,7 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -483,5 +488,81 @@ func TestReadResourceErrorsHaveCodes(t *testing.T) {
 		if err := f.cs.Ping(context.Background(), nil); err != nil {
 			t.Fatalf("%q: the session died: %v", uri, err)
 		}
+	}
+}
+
+// TestSearchDescribesItsRealDefaultK: the description said "usually 8"
+// when the default was 5; a model that believes it asks for too much.
+func TestSearchDescribesItsRealDefaultK(t *testing.T) {
+	for _, k := range []int{0, 12} {
+		f := newFixture(t, Options{DefaultK: k})
+		res, err := f.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := k
+		if k == 0 {
+			want = config.Defaults().TopK
+		}
+		for _, tool := range res.Tools {
+			if tool.Name != "search" {
+				continue
+			}
+			schema, _ := json.Marshal(tool.InputSchema)
+			if !strings.Contains(string(schema), fmt.Sprintf("default %d (the user's top-k setting)", want)) || strings.Contains(string(schema), "usually") {
+				t.Errorf("DefaultK %d: search's k is described as: %s", k, schema)
+			}
+		}
+	}
+}
+
+// TestAskSaysWhatBrokeWhenOllamaDropsTheStream: an Ollama that dies
+// mid-answer cuts its chunked reply; the client once read only "unexpected
+// EOF".
+func TestAskSaysWhatBrokeWhenOllamaDropsTheStream(t *testing.T) {
+	f := newFixture(t, Options{})
+	target, _ := url.Parse(f.ollama.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/chat" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"model":"m","message":{"role":"assistant","content":"Use "},"done":false}`+"\n")
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close() // no last chunk: the client reads an unexpected EOF
+		}
+	}))
+	defer cut.Close()
+	cfg := f.cfg
+	cfg.OllamaHost = cut.URL
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := New(eng, Options{}).Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Wait()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "How do I cancel a request after a timeout?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "Ollama") || !strings.Contains(text, "broke off") || !strings.Contains(text, "lore doctor") {
+		t.Errorf("isError %v: %s", res.IsError, text)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 )
 
@@ -49,6 +50,10 @@ type Options struct {
 	AllowOnline bool
 	// Log gets one line per tool call.
 	Log *slog.Logger
+	// DefaultK is how many passages a search without k returns (the
+	// engine's top-k setting), as the search tool describes it; 0 is the
+	// built-in default.
+	DefaultK int
 }
 
 // maxK bounds a search's k, as lore serve does.
@@ -65,6 +70,9 @@ func New(eng Engine, opt Options) *mcp.Server {
 	}
 	if opt.Version == "" {
 		opt.Version = "dev"
+	}
+	if opt.DefaultK <= 0 {
+		opt.DefaultK = config.Defaults().TopK
 	}
 	h := &handlers{eng: eng, opt: opt}
 	s := mcp.NewServer(&mcp.Implementation{Name: "lore", Title: "lore: answers from your own documents", Version: opt.Version},

@@ -77,7 +77,7 @@ func runMCP(ctx context.Context, cfg config.Config, opts *mcpOptions, streams *i
 		return err
 	}
 	defer eng.Close()
-	srv := mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default()})
+	srv := mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default(), DefaultK: cfg.TopK})
 	if opts.http == "" {
 		return serveStdio(ctx, srv, streams)
 	}
