@@ -61,7 +61,7 @@ lint:
 FUZZTIME ?= 30s
 FUZZ := index:FuzzMarkdown index:FuzzHTML index:FuzzCodeAndText index:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph internal/ollama:FuzzChatStream \
 	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental internal/termsafe:FuzzText agent:FuzzFitPrompt \
-	mcpserve:FuzzRequests
+	mcpserve:FuzzRequests mcpserve:FuzzStdioFrames
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 

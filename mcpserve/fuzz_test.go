@@ -1,9 +1,11 @@
 package mcpserve
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"testing"
 	"time"
 
@@ -75,6 +77,54 @@ func FuzzRequests(f *testing.F) {
 			if c := rpcCode(err); c < -32768 || c > -32000 {
 				t.Fatalf("kind %d %q: %v: not a JSON-RPC error code (%d)", kind, payload, err, c)
 			}
+		}
+	})
+}
+
+// FuzzStdioFrames writes any bytes as lines to lore mcp's stdio transport
+// over a real server: every line it writes back must be JSON, and the
+// session must still answer a ping after them.
+func FuzzStdioFrames(f *testing.F) {
+	fx := newFixture(f, Options{})
+	srv := New(fx.eng, Options{})
+	for _, seed := range []string{
+		`{not json`, `[]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":2,"method":"ping"}`, `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}`, `{"jsonrpc":"2.0","id":4,"result":{}}`, `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"\u0000"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}`, "\r\n\r\n", `{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, frames string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			done <- srv.Run(ctx, &StdioTransport{In: inR, Out: outW})
+			outW.Close()
+		}()
+		go func() {
+			io.WriteString(inW, initialize+"\n"+initialized+"\n"+frames+"\n"+`{"jsonrpc":"2.0","id":"last","method":"ping"}`+"\n")
+			inW.Close()
+		}()
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		pinged := false
+		for sc.Scan() {
+			var r reply
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatalf("%q: the server wrote a line that is not JSON: %q", frames, sc.Text())
+			}
+			pinged = pinged || (string(r.ID) == `"last"` && r.Error == nil)
+		}
+		<-done
+		if ctx.Err() != nil {
+			t.Fatalf("%q: no end in 30 s", frames)
+		}
+		if !pinged {
+			t.Fatalf("%q: the ping after it was not answered", frames)
 		}
 	})
 }

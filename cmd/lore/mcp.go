@@ -95,16 +95,14 @@ func serveStdio(ctx context.Context, srv *mcp.Server, streams *ioStreams) error 
 		defer func() { os.Stdout = f }()
 	}
 	slog.Info("mcp: serving on stdio")
-	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{out}})
+	// lore's own transport: the SDK's ends the session on one malformed
+	// frame and drops what it read when stdin closes.
+	err := srv.Run(ctx, &mcpserve.StdioTransport{In: streams.In, Out: out})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client closed the session, or lore was told to stop
 	}
 	return fmt.Errorf("mcp: %w", err)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // serveMCPHTTP serves streamable HTTP at /mcp until ctx ends.
 func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cfg config.Config, streams *ioStreams) error {
