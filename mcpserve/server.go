@@ -78,7 +78,7 @@ func New(eng Engine, opt Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "lore", Title: "lore: answers from your own documents", Version: opt.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
-			Logger:       opt.Log,
+			Logger:       SDKLog(opt.Log),
 			// No logging capability: lore's log is its own file, and a
 			// client's log level has nothing to set.
 			Capabilities: &mcp.ServerCapabilities{},
@@ -156,3 +156,24 @@ func resourceURI(req mcp.Request) (string, bool) {
 	}
 	return "", false
 }
+
+// SDKLog is log for the SDK: its warnings and errors only. It logs two
+// lines at Info for every session, and 25,000 initialize calls grew
+// lore.log by 6.7 MB.
+func SDKLog(log *slog.Logger) *slog.Logger {
+	return slog.New(atLeast{log.Handler(), slog.LevelWarn})
+}
+
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(as), h.min}
+}
+func (h atLeast) WithGroup(g string) slog.Handler { return atLeast{h.Handler.WithGroup(g), h.min} }

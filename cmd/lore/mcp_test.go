@@ -118,7 +118,7 @@ func mcpHTTP(t *testing.T, token string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(mcpHandler(mcpserve.New(eng, mcpserve.Options{}), token, nil))
+	hs := httptest.NewServer(newMCPHandler(func() *mcp.Server { return mcpserve.New(eng, mcpserve.Options{}) }, mcpHTTPOptions{token: token}))
 	t.Cleanup(func() {
 		hs.Close()
 		eng.Close()
