@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -41,7 +42,7 @@ func mcpListen(t *testing.T, opt mcpHTTPOptions, timeouts mcpHTTPTimeouts) strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := newMCPHTTPServer(newMCPHandler(func() *mcp.Server { return mcpserve.New(eng, mcpserve.Options{}) }, opt), timeouts)
+	hs := newMCPHTTPServer(newMCPHandler(func() *mcp.Server { return mcpserve.New(eng, mcpserve.Options{Log: opt.log}) }, opt), timeouts)
 	go hs.Serve(ln)
 	t.Cleanup(func() {
 		hs.Close()
@@ -228,5 +229,20 @@ func TestMCPHTTPCapsSessions(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "mcp-max-sessions") || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("initialize with every session busy: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestMCPHTTPSessionsDoNotFillTheLog: the SDK logged two lines at Info per
+// session into lore.log (6.7 MB for 25,000 initialize calls).
+func TestMCPHTTPSessionsDoNotFillTheLog(t *testing.T) {
+	var log lockedBuffer
+	addr := mcpListen(t, mcpHTTPOptions{log: slog.New(slog.NewTextHandler(&log, nil)), maxSessions: 8}, defaultMCPHTTPTimeouts)
+	for range 100 {
+		if status, _ := rawMCP(t, addr, "", rawInitialize); status != http.StatusOK {
+			t.Fatalf("initialize: %d", status)
+		}
+	}
+	if n := strings.Count(log.String(), "\n"); n > 10 {
+		t.Errorf("100 initialize calls logged %d lines:\n%s", n, log.String())
 	}
 }

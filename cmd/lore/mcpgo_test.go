@@ -34,7 +34,7 @@ func TestMCPGoClient(t *testing.T) {
 		opts []mcpgo.ClientOption
 	}{
 		{"default client", nil},
-		{"legacy protocol", []mcpgo.ClientOption{mcpgo.WithLegacyProtocolOnly()}},
+		{"legacy protocol", []mcpgo.ClientOption{mcpgo.WithProtocolVersion("2025-11-25")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
