@@ -246,3 +246,23 @@ func TestMCPHTTPSessionsDoNotFillTheLog(t *testing.T) {
 		t.Errorf("100 initialize calls logged %d lines:\n%s", n, log.String())
 	}
 }
+
+// TestMCPHTTPClosesSessionsThatNeverWentOn: a session that sent nothing
+// after initialize is closed sooner than one in use (the SDK kept both
+// 30 minutes).
+func TestMCPHTTPClosesSessionsThatNeverWentOn(t *testing.T) {
+	addr := mcpListen(t, mcpHTTPOptions{fresh: 100 * time.Millisecond}, defaultMCPHTTPTimeouts)
+	_, abandoned := rawMCP(t, addr, "", rawInitialize)
+	_, used := rawMCP(t, addr, "", rawInitialize)
+	rawMCP(t, addr, used, rawInitialized)
+	time.Sleep(300 * time.Millisecond) // past fresh, well within idle
+	if status, _ := rawMCP(t, addr, "", rawInitialize); status != http.StatusOK {
+		t.Fatalf("initialize: %d", status)
+	}
+	if status, _ := rawMCP(t, addr, abandoned, rawPing); status != http.StatusNotFound {
+		t.Errorf("the session that never went on: %d, want 404 (closed)", status)
+	}
+	if status, _ := rawMCP(t, addr, used, rawPing); status != http.StatusOK {
+		t.Errorf("the session in use: %d, want 200", status)
+	}
+}
