@@ -22,6 +22,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/logfile"
 	"github.com/lore-cli/lore/internal/termsafe"
 )
 
@@ -276,11 +277,15 @@ func configFlags(cmd *cobra.Command) config.Flags {
 	return flags
 }
 
+// maxLogBytes bounds lore.log; the one before it is kept as lore.log.1.
+const maxLogBytes = 10 << 20
+
 // setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.
 func setupLog(cfg config.Config, debug bool, stderr io.Writer) {
 	var w io.Writer = io.Discard
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err == nil {
-		if f, err := os.OpenFile(filepath.Join(cfg.StateDir, "lore.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+		// Bounded: a server under a flood of requests grew it without end.
+		if f, err := logfile.Open(filepath.Join(cfg.StateDir, "lore.log"), maxLogBytes); err == nil {
 			w = f
 		}
 	}
