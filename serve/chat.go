@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,8 +22,12 @@ import (
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	// r.Body is capped by route (serve-max-body): past it, 413.
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		bodyError(w, err)
+		return
+	}
+	if err := checkFormat("response_format", req.ResponseFormat); err != nil {
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "unsupported_response_format", err.Error())
 		return
 	}
 	mode, ix, err := parseModel(req.Model)

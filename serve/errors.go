@@ -3,6 +3,8 @@ package serve
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -74,4 +76,26 @@ func bodyError(w http.ResponseWriter, err error) {
 		return
 	}
 	writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_json", "the request body is not valid JSON: "+err.Error())
+}
+
+// decodeBody reads the request's body as exactly one JSON value into v.
+// Anything after it (a second object, stray bytes) is refused: a client
+// that sent it is not getting the answer it thinks it asked for.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	switch _, err := dec.Token(); {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		return fmt.Errorf("after the JSON object: %w: send one JSON object and nothing after it", err)
+	default:
+		return errors.New("more than one JSON value: send one JSON object and nothing after it")
+	}
 }

@@ -21,6 +21,28 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+}
+
+// checkFormat refuses a structured-output request (response_format
+// json_object or json_schema, the Responses API's text.format): lore's
+// answer is prose with [n] citations and a sources list, and a client
+// that parses it as JSON would fail in its own parser on a 200. Text, or
+// no format, is what lore writes anyway.
+func checkFormat(field string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var f struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return fmt.Errorf("%s: must be an object with a type", field)
+	}
+	if f.Type == "text" {
+		return nil
+	}
+	return fmt.Errorf("%s %q: lore answers in cited prose, not structured output: leave %s out (or use {\"type\": \"text\"}) and read the text", field, f.Type, field)
 }
 
 // chatMessage is one message of a request. Content is a string or, in

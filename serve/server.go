@@ -82,6 +82,7 @@ func New(eng Engine, opt Options) *Server {
 	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux(), authorized: TokenCheck(opt.Token)}
 	s.route("POST /v1/chat/completions", true, s.chatCompletions)
 	s.route("GET /v1/models", true, s.models)
+	s.route("GET /v1/models/{id}", true, s.model)
 	s.route("POST /v1/search", true, s.search)
 	s.route("GET /v1/indexes", true, s.indexes)
 	s.route("GET /metrics", true, s.metrics.handler().ServeHTTP)
@@ -89,7 +90,7 @@ func New(eng Engine, opt Options) *Server {
 	s.route("GET /readyz", false, s.readyz)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, wire.NotFound, "unknown_route",
-			fmt.Sprintf("no route %s %s: lore serves /v1/chat/completions, /v1/models, /v1/search, /v1/indexes, /healthz, /readyz and /metrics", r.Method, r.URL.Path))
+			fmt.Sprintf("no route %s %s: lore serves /v1/chat/completions, /v1/responses, /v1/models, /v1/models/{id}, /v1/search, /v1/indexes, /healthz, /readyz and /metrics", r.Method, r.URL.Path))
 	})
 	return s
 }
@@ -151,9 +152,9 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 			writeError(rec, http.StatusForbidden, wire.InvalidRequest, "host_not_allowed",
 				"Host "+r.Host+" is not this machine: without a token lore serve answers only localhost, 127.0.0.1 and [::1] (set serve-token to serve other names)")
 			return
-		case r.Header.Get("Origin") != "" && !slices.Contains(s.opt.CORSOrigins, r.Header.Get("Origin")):
+		case !s.originAllowed(r):
 			writeError(rec, http.StatusForbidden, wire.InvalidRequest, "origin_not_allowed",
-				"requests from web pages on "+r.Header.Get("Origin")+" are refused: add the origin to serve-cors-origins")
+				"requests from web pages on "+strings.Join(r.Header.Values("Origin"), ", ")+" are refused: add the origin to serve-cors-origins")
 			return
 		case private && !s.authorized(r):
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
@@ -188,6 +189,22 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// originAllowed checks every Origin header a request carries, not the
+// first: a browser sends one, so a request with an empty one then
+// evil.example was crafted to slip past a check of the first.
+func (s *Server) originAllowed(r *http.Request) bool {
+	values := r.Header.Values("Origin")
+	if len(values) > 1 {
+		return false
+	}
+	for _, o := range values {
+		if o != "" && !slices.Contains(s.opt.CORSOrigins, o) {
+			return false
+		}
+	}
+	return true
 }
 
 // cors answers the browser origins configured, and only those: a page on
