@@ -148,6 +148,8 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 	for {
 		var ev agent.Event
 		select {
+		case <-c.s.cut:
+			return agent.Result{}, errShuttingDown
 		case <-tick:
 			if err := keepAlive(); err != nil {
 				return agent.Result{}, err

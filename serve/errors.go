@@ -59,6 +59,9 @@ func failOn(w http.ResponseWriter, ix string, err error) {
 
 // classify is err as wire's Error and the HTTP status to answer it with.
 func classify(err error) (wire.Error, int) {
+	if errors.Is(err, errShuttingDown) {
+		return wire.NewError(wire.ServerError, "server_shutting_down", err.Error()), http.StatusServiceUnavailable
+	}
 	e := wire.ErrorFrom(err)
 	if errors.Is(err, index.ErrCorrupt) || errors.Is(err, index.ErrOldFormat) || errors.Is(err, index.ErrLocked) {
 		return e, http.StatusServiceUnavailable // the index cannot be used now: not the client's fault

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // rawDo sends raw, byte for byte, on a new connection to the fixture's
@@ -142,5 +144,58 @@ func TestResponseFormatIsRefused(t *testing.T) {
 	p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfText: &openai.ResponseFormatTextParam{}}
 	if _, err := f.client().Chat.Completions.New(context.Background(), p); err != nil {
 		t.Errorf("type text is what lore writes: %v", err)
+	}
+}
+
+// serveReal serves f's server with its own http.Server (every timeout
+// set, as lore serve runs it) on 127.0.0.1; the test's cleanup closes it.
+func serveReal(t *testing.T, f *fixture) (hs *http.Server, addr string, stopEngine func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	hs = f.srv.HTTPServer(base)
+	go hs.Serve(ln)
+	t.Cleanup(func() { cancel(); hs.Close() })
+	return hs, ln.Addr().String(), cancel
+}
+
+// TestShutdownDeadlineEndsStreamsWithAnError: a stream still running at
+// the shutdown deadline ends with an error event (server_shutting_down),
+// so that its client can tell the cut from an answer's end.
+func TestShutdownDeadlineEndsStreamsWithAnError(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout"}, Hang: true})
+	hs, addr, stopEngine := serveReal(t, f)
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(conn, post("/v1/chat/completions", `{"model":"lore","stream":true,"messages":[{"role":"user","content":"How do I cancel a request after a timeout?"}]}`))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() && !strings.Contains(lines.Text(), `"content":"Use "`) {
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- f.srv.Shutdown(hs, 50*time.Millisecond, stopEngine) }()
+	var rest []string
+	for lines.Scan() {
+		if lines.Text() != "" {
+			rest = append(rest, lines.Text())
+		}
+	}
+	if err := <-stopped; err == nil {
+		t.Error("Shutdown says every answer finished in time")
+	}
+	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], `"code":"server_shutting_down"`) ||
+		!strings.HasPrefix(rest[len(rest)-1], `data: {"error":`) {
+		t.Errorf("after the deadline the stream sent:\n%s", strings.Join(rest, "\n"))
 	}
 }

@@ -7,6 +7,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/lore-cli/lore/wire"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -63,6 +65,11 @@ type Server struct {
 	metrics    *metrics
 	draining   atomic.Bool
 	mux        *http.ServeMux
+	// cut is closed at the shutdown deadline: every answer still running
+	// ends with an error its client can tell from an end (Shutdown).
+	cut     chan struct{}
+	cutOnce sync.Once
+	active  atomic.Int64 // requests being answered
 }
 
 // New returns a server over eng.
@@ -79,7 +86,8 @@ func New(eng Engine, opt Options) *Server {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux(), authorized: TokenCheck(opt.Token)}
+	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux(), authorized: TokenCheck(opt.Token),
+		cut: make(chan struct{})}
 	s.route("POST /v1/chat/completions", true, s.chatCompletions)
 	s.route("GET /v1/models", true, s.models)
 	s.route("GET /v1/models/{id}", true, s.model)
@@ -102,6 +110,35 @@ func (s *Server) Handler() http.Handler { return s.cors(s.mux) }
 // client on a kept-alive connection learns to go elsewhere.
 func (s *Server) Drain() { s.draining.Store(true) }
 
+// errShuttingDown ends the answers still running at the shutdown deadline.
+var errShuttingDown = errors.New("lore is shutting down: this answer was cut at the shutdown deadline (serve-shutdown-timeout); ask again in a moment or on another server")
+
+// Shutdown stops hs as lore serve does on SIGTERM: no new connections, a
+// 503 for new requests on kept-alive ones, and the answers in flight
+// finish, for up to deadline. Past it each answer still running ends with
+// an error (a stream's last event is code server_shutting_down, so that
+// its client can tell a cut from an end), then stopEngine cancels what
+// still runs and the connections close. The error is hs.Shutdown's: nil
+// when everything finished in time.
+func (s *Server) Shutdown(hs *http.Server, deadline time.Duration, stopEngine func()) error {
+	s.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	err := hs.Shutdown(ctx)
+	if err == nil {
+		return nil
+	}
+	s.cutOnce.Do(func() { close(s.cut) })
+	// The handlers write their error and return at once; a client that
+	// does not read it is not waited for longer than this.
+	for end := time.Now().Add(2 * time.Second); s.active.Load() > 0 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopEngine()
+	hs.Close()
+	return err
+}
+
 // HTTPServer is an http.Server for the API with every timeout set: a
 // client that sends its headers or body slowly, or never reads, cannot
 // hold a connection for ever. base is the context of every request:
@@ -123,6 +160,8 @@ func (s *Server) HTTPServer(base context.Context) *http.Server {
 func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 	_, path, _ := strings.Cut(pattern, " ")
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Add(-1)
 		start := time.Now()
 		s.metrics.inFlight.Inc()
 		defer s.metrics.inFlight.Dec()

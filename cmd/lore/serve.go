@@ -101,13 +101,8 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 	// ones, and the answers in flight finish, up to the deadline; then
 	// the generations still running are cancelled.
 	log.Info("shutting down", "deadline", cfg.ShutdownTimeout().String())
-	srv.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout())
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(hs, cfg.ShutdownTimeout(), cancelAll); err != nil {
 		log.Warn("answers still running at the deadline were cut", "err", err.Error())
-		cancelAll()
-		hs.Close()
 	}
 	log.Info("stopped")
 	return nil
