@@ -1,10 +1,10 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -69,13 +69,14 @@ func classify(err error) (wire.Error, int) {
 	return e, e.Error.Type.HTTPStatus()
 }
 
+const bodyTooLarge = "the request body is larger than this server accepts (serve-max-body): send a shorter conversation"
+
 // bodyError answers a body that could not be read or decoded: 413 past the
 // cap, 400 otherwise.
 func bodyError(w http.ResponseWriter, err error) {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		writeError(w, http.StatusRequestEntityTooLarge, wire.InvalidRequest, "body_too_large",
-			"the request body is larger than this server accepts (serve-max-body): send a shorter conversation")
+		writeError(w, http.StatusRequestEntityTooLarge, wire.InvalidRequest, "body_too_large", bodyTooLarge)
 		return
 	}
 	writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_json", "the request body is not valid JSON: "+err.Error())
@@ -83,22 +84,27 @@ func bodyError(w http.ResponseWriter, err error) {
 
 // decodeBody reads the request's body as exactly one JSON value into v.
 // Anything after it (a second object, stray bytes) is refused: a client
-// that sent it is not getting the answer it thinks it asked for.
+// that sent it is not getting the answer it thinks it asked for. The body
+// is read whole into a buffer of its declared length (capped by route):
+// a decoder's growing buffer cost twice that again for a large one.
 func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+1))
+	if _, err := buf.ReadFrom(r.Body); err != nil {
 		return err
 	}
-	switch _, err := dec.Token(); {
-	case err == io.EOF:
+	err := json.Unmarshal(buf.Bytes(), v)
+	if err == nil {
 		return nil
-	case err != nil:
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
-		}
-		return fmt.Errorf("after the JSON object: %w: send one JSON object and nothing after it", err)
-	default:
-		return errors.New("more than one JSON value: send one JSON object and nothing after it")
 	}
+	// Unmarshal refuses trailing data as a syntax error: say so plainly
+	// when the body starts with a whole value.
+	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+	var first json.RawMessage
+	if dec.Decode(&first) == nil && dec.InputOffset() < int64(buf.Len()) {
+		if _, terr := dec.Token(); terr == nil {
+			return errors.New("more than one JSON value: send one JSON object and nothing after it")
+		}
+		return fmt.Errorf("%w: send one JSON object and nothing after it", err)
+	}
+	return err
 }

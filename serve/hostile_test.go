@@ -157,7 +157,7 @@ func serveReal(t *testing.T, f *fixture) (hs *http.Server, addr string, stopEngi
 	}
 	base, cancel := context.WithCancel(context.Background())
 	hs = f.srv.HTTPServer(base)
-	go hs.Serve(ln)
+	go f.srv.Serve(hs, ln)
 	t.Cleanup(func() { cancel(); hs.Close() })
 	return hs, ln.Addr().String(), cancel
 }
@@ -197,5 +197,103 @@ func TestShutdownDeadlineEndsStreamsWithAnError(t *testing.T) {
 	if len(rest) == 0 || !strings.Contains(rest[len(rest)-1], `"code":"server_shutting_down"`) ||
 		!strings.HasPrefix(rest[len(rest)-1], `data: {"error":`) {
 		t.Errorf("after the deadline the stream sent:\n%s", strings.Join(rest, "\n"))
+	}
+}
+
+// TestLargeBodiesAreAdmittedBeforeTheyAreRead: once the bodies being
+// read and answered reach the budget, the next large request is refused
+// at once with a 429, before its body is read, instead of adding its
+// decoded size to the process; when they end, requests pass again.
+func TestLargeBodiesAreAdmittedBeforeTheyAreRead(t *testing.T) {
+	f := newFixture(t, Options{MaxBody: 64 << 10, BodyBudget: 128 << 10})
+	_, addr, _ := serveReal(t, f)
+	body := `{"model":"lore","messages":[{"role":"user","content":"alpha widget ` + strings.Repeat("x", 60000) + `"}]}`
+	head := func() string {
+		return "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+	}
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// Two clients send their headers and half their bodies, then stall.
+	var held []net.Conn
+	for range 2 {
+		c := dial()
+		io.WriteString(c, head()+body[:len(body)/2])
+		held = append(held, c)
+	}
+	waitFor(t, "both requests are being read", func() bool { return f.srv.active.Load() == 2 })
+	c := dial()
+	io.WriteString(c, head())
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a third large body while two are read: no answer before its body (%v)", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || errorCode(string(got)) != "busy" {
+		t.Errorf("a third large body: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), got)
+	}
+	for _, c := range held {
+		io.WriteString(c, body[len(body)/2:])
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("a held request once its body came: %v %v", resp, err)
+		}
+		resp.Body.Close()
+	}
+	waitFor(t, "the held requests end", func() bool { return f.srv.active.Load() == 0 })
+	if resp, got := rawDo(t, f, post("/v1/chat/completions", body)); resp.StatusCode != 200 {
+		t.Errorf("a large body once the others ended: %d %s", resp.StatusCode, got)
+	}
+	// A declared length over the cap is refused before it is read.
+	c = dial()
+	io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000000\r\n\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 413 {
+		t.Errorf("a declared 100 MB body: %v %v", resp, err)
+	}
+}
+
+// TestConnectionsAreCapped: past MaxConns a new connection is not served
+// until one of those open closes.
+func TestConnectionsAreCapped(t *testing.T) {
+	f := newFixture(t, Options{MaxConns: 2})
+	_, addr, _ := serveReal(t, f)
+	dial := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	get := "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+	var open []net.Conn
+	for range 2 {
+		c := dial()
+		io.WriteString(c, get)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", resp, err)
+		}
+		open = append(open, c)
+	}
+	third := dial()
+	io.WriteString(third, get)
+	r := bufio.NewReader(third)
+	third.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := r.ReadByte(); err == nil {
+		t.Fatal("a third connection was served while two were open")
+	}
+	open[0].Close()
+	third.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != 200 {
+		t.Errorf("the third connection once one closed: %v %v", resp, err)
 	}
 }

@@ -19,6 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
+
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
@@ -46,6 +49,16 @@ type Options struct {
 	CORSOrigins []string
 	// MaxBody caps a request body in bytes.
 	MaxBody int64
+	// BodyBudget caps the bytes of request bodies being read and answered
+	// at once (each counted at its declared length, or MaxBody when it
+	// declares none): past it a request is refused with 429 before its
+	// body is read, so a flood of near-cap bodies cannot grow the
+	// process by their size times their number. Default: 8 MiB, at
+	// least twice MaxBody.
+	BodyBudget int64
+	// MaxConns caps the connections open at once (default 1024): past it
+	// new ones wait in the kernel's accept queue until one closes.
+	MaxConns int
 	// WriteTimeout bounds the wait for a client to take each write; a
 	// stream is given it anew for every chunk.
 	WriteTimeout time.Duration
@@ -68,6 +81,7 @@ type Server struct {
 	// cut is closed at the shutdown deadline: every answer still running
 	// ends with an error its client can tell from an end (Shutdown).
 	cut     chan struct{}
+	bodies  *semaphore.Weighted // BodyBudget
 	cutOnce sync.Once
 	active  atomic.Int64 // requests being answered
 }
@@ -76,6 +90,12 @@ type Server struct {
 func New(eng Engine, opt Options) *Server {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = 1 << 20
+	}
+	if opt.BodyBudget <= 0 {
+		opt.BodyBudget = max(8<<20, 2*opt.MaxBody)
+	}
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = 1024
 	}
 	if opt.WriteTimeout <= 0 {
 		opt.WriteTimeout = 2 * time.Minute
@@ -87,7 +107,7 @@ func New(eng Engine, opt Options) *Server {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux(), authorized: TokenCheck(opt.Token),
-		cut: make(chan struct{})}
+		cut: make(chan struct{}), bodies: semaphore.NewWeighted(opt.BodyBudget)}
 	s.route("POST /v1/chat/completions", true, s.chatCompletions)
 	s.route("GET /v1/models", true, s.models)
 	s.route("GET /v1/models/{id}", true, s.model)
@@ -205,9 +225,43 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 			writeError(rec, http.StatusServiceUnavailable, wire.ServerError, "shutting_down", "lore is shutting down: try again on another server or in a moment")
 			return
 		}
+		if n := s.bodySize(r); n > 0 {
+			if r.ContentLength > s.opt.MaxBody {
+				writeError(rec, http.StatusRequestEntityTooLarge, wire.InvalidRequest, "body_too_large", bodyTooLarge)
+				return
+			}
+			// Admitted before a byte of the body is read: a decoded
+			// body costs several times its size while it is answered.
+			if !s.bodies.TryAcquire(n) {
+				rec.Header().Set("Retry-After", "1")
+				writeError(rec, http.StatusTooManyRequests, wire.RateLimit, "busy",
+					"lore is busy: too many large request bodies are being answered at once; try again shortly")
+				return
+			}
+			defer s.bodies.Release(n)
+		}
 		r.Body = http.MaxBytesReader(rec, r.Body, s.opt.MaxBody)
 		h(rec, r)
 	})
+}
+
+// bodySize is what r's body counts against BodyBudget: its declared
+// length, or the cap when it declares none (chunked).
+func (s *Server) bodySize(r *http.Request) int64 {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		return 0
+	case r.ContentLength < 0:
+		return s.opt.MaxBody
+	}
+	return min(r.ContentLength, s.opt.MaxBody)
+}
+
+// Serve serves hs on ln, at most MaxConns connections at once: each holds
+// a descriptor and buffers, and a client opening thousands must not run
+// the process out of either.
+func (s *Server) Serve(hs *http.Server, ln net.Listener) error {
+	return hs.Serve(netutil.LimitListener(ln, s.opt.MaxConns))
 }
 
 // hostAllowed guards a server without a token against DNS rebinding: a

@@ -83,7 +83,7 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 	defer cancelAll()
 	hs := srv.HTTPServer(base)
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- srv.Serve(hs, ln) }()
 	auth := "no token: loopback only"
 	if cfg.ServeToken != "" {
 		auth = "token required"
