@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,10 @@ type call struct {
 	created int64
 	model   string
 	usage   bool
+	// notices are what the turn said about how it ran (no web search,
+	// lexical only...): lore ask prints them, a client reads them in the
+	// text and in lore.notices.
+	notices []string
 }
 
 func newCall(req chatRequest, model string, s *Server) *call {
@@ -123,12 +128,12 @@ func (c *call) whole(w http.ResponseWriter, r *http.Request, events <-chan agent
 		fail(w, err)
 		return
 	}
-	content, notes := render(res)
+	content, notes := c.render(res)
 	writeJSON(w, http.StatusOK, completion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
 		Choices: []choice{{Message: responseMessage{Role: "assistant", Content: content, Annotations: notes}, FinishReason: "stop"}},
 		Usage:   newUsage(res.PromptTokens, res.AnswerTokens),
-		Lore:    extension(res),
+		Lore:    c.extension(res),
 	})
 }
 
@@ -164,6 +169,8 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 		switch ev := ev.(type) {
 		case agent.StageFinished:
 			c.s.metrics.stage(string(ev.Stage), ev.Duration)
+		case agent.Notice:
+			c.notice(ev.Text)
 		case agent.Token:
 			if onToken != nil {
 				if err := onToken(ev.Text); err != nil {
@@ -172,9 +179,10 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 			}
 		case agent.Done:
 			in.answerRoute, in.tokens = string(ev.Result.Route), ev.Result.PromptTokens+ev.Result.AnswerTokens
+			c.notice(ev.Result.Notice)
 			return ev.Result, nil
 		case agent.Failed:
-			in.answerRoute = string(ev.Result.Route)
+			in.answerRoute, in.err = string(ev.Result.Route), ev.Err.Error()
 			return ev.Result, ev.Err
 		case agent.Cancelled:
 			return ev.Result, context.Cause(r.Context())
@@ -182,27 +190,42 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 	}
 }
 
+// notice adds one of the turn's notices (a result's Notice may join
+// several with "; ") unless it was said already.
+func (c *call) notice(text string) {
+	for n := range strings.SplitSeq(text, "; ") {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(c.notices, n) {
+			c.notices = append(c.notices, n)
+		}
+	}
+}
+
 // render is the answer as every client shows it (wire.Answer.Text: the
-// text with its [n] markers, then a "Sources:" list) and a url_citation
-// for each cited source spanning its line of the list.
-func render(res agent.Result) (string, []annotation) {
-	lead := ""
-	if strings.TrimSpace(res.Answer) == "" && res.Notice != "" {
-		// No answer was written (Ollama unreachable: sources only): a
-		// client that shows only the text must still learn why.
-		lead = "lore: " + res.Notice + "."
+// text with its [n] markers, then a "Sources:" list, then the notices)
+// and a url_citation for each listed source spanning its line of the
+// list: the cited ones, or every passage of a reply that cites none (not
+// in the documents, sources only).
+func (c *call) render(res agent.Result) (string, []annotation) {
+	lead, tail := "", ""
+	if len(c.notices) > 0 {
+		said := "lore: " + strings.Join(c.notices, "; ") + "."
+		if strings.TrimSpace(res.Answer) == "" {
+			// No answer was written (Ollama unreachable: sources only):
+			// a client that shows only the text must learn why first.
+			lead = said
+		} else {
+			tail = "\n\n" + said
+		}
 	}
 	text, spans := wire.NewAnswer(res, "").Text(lead)
 	notes := []annotation{}
 	for _, sp := range spans {
-		if sp.Source.Cited {
-			notes = append(notes, annotation{Type: "url_citation", URLCitation: urlCitation{
-				URL: sourceURL(sp.Source), Title: strings.TrimPrefix(sp.Source.Citation(), fmt.Sprintf("[%d] ", sp.Source.N)),
-				StartIndex: sp.Start, EndIndex: sp.End,
-			}})
-		}
+		notes = append(notes, annotation{Type: "url_citation", URLCitation: urlCitation{
+			URL: sourceURL(sp.Source), Title: strings.TrimPrefix(sp.Source.Citation(), fmt.Sprintf("[%d] ", sp.Source.N)),
+			StartIndex: sp.Start, EndIndex: sp.End,
+		}})
 	}
-	return text, notes
+	return text + tail, notes
 }
 
 // sourceURL is a web source's URL or a document's file:// URL with its
@@ -226,10 +249,14 @@ func sourceURL(s wire.Source) string {
 	return u.String() + fmt.Sprintf("#L%d-L%d", start, end)
 }
 
-// extension is the lore object beside OpenAI's fields: the route, the
-// deciding score, every source with all its fields and the timings, in
-// the shape of `lore ask --json`.
-func extension(res agent.Result) *wire.Answer {
-	a := wire.NewAnswer(res, "")
-	return &a
+// loreExtension is the lore object beside OpenAI's fields: the route,
+// the deciding score, every source with all its fields and the timings,
+// in the shape of `lore ask --json`, and the turn's notices.
+type loreExtension struct {
+	wire.Answer
+	Notices []string `json:"notices"` // never null
+}
+
+func (c *call) extension(res agent.Result) *loreExtension {
+	return &loreExtension{Answer: wire.NewAnswer(res, ""), Notices: append([]string{}, c.notices...)}
 }

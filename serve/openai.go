@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/lore-cli/lore/wire"
 )
 
 // The shapes of OpenAI's chat completions API that lore speaks. Only what
@@ -120,13 +118,13 @@ type choice struct {
 
 // completion is a whole chat.completion (a request without stream).
 type completion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []choice     `json:"choices"`
-	Usage   *usage       `json:"usage"`
-	Lore    *wire.Answer `json:"lore,omitempty"`
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []choice       `json:"choices"`
+	Usage   *usage         `json:"usage"`
+	Lore    *loreExtension `json:"lore,omitempty"`
 }
 
 type delta struct {
@@ -145,13 +143,13 @@ type chunkChoice struct {
 // chunk is one chat.completion.chunk of a stream. Choices is never nil:
 // the usage chunk has an empty list, as OpenAI's clients expect.
 type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
-	Lore    *wire.Answer  `json:"lore,omitempty"`
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []chunkChoice  `json:"choices"`
+	Usage   *usage         `json:"usage,omitempty"`
+	Lore    *loreExtension `json:"lore,omitempty"`
 }
 
 // model is an entry of GET /v1/models.

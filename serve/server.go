@@ -201,6 +201,10 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 			if info.tokens > 0 {
 				attrs = append(attrs, "tokens", info.tokens)
 			}
+			if info.err != "" {
+				// A stream that broke after its 200 says so here.
+				attrs = append(attrs, "error", info.err)
+			}
 			if s.opt.Debug && info.question != "" {
 				attrs = append(attrs, "question", info.question)
 			}
@@ -332,6 +336,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 // requestInfo is what a handler learns that the request log line reports.
 type requestInfo struct {
 	index, answerRoute, question string
+	err                          string // why the answer failed
 	tokens                       int
 }
 

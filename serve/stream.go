@@ -40,7 +40,7 @@ func (c *call) stream(w http.ResponseWriter, r *http.Request, events <-chan agen
 		out.send(e)
 		return
 	}
-	content, notes := render(res)
+	content, notes := c.render(res)
 	// What the tokens did not say (the not-in-the-documents statement, a
 	// sources-only answer) and the sources list close the text.
 	if rest, ok := strings.CutPrefix(content, streamed.String()); ok && rest != "" {
@@ -49,7 +49,7 @@ func (c *call) stream(w http.ResponseWriter, r *http.Request, events <-chan agen
 		}
 	}
 	last := c.chunk(delta{}, ptr("stop"))
-	last.Lore = extension(res)
+	last.Lore = c.extension(res)
 	if out.send(last) != nil {
 		return
 	}
