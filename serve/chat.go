@@ -31,42 +31,55 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "unsupported_response_format", err.Error())
 		return
 	}
-	mode, ix, err := parseModel(req.Model)
-	if err != nil {
-		writeError(w, http.StatusNotFound, wire.InvalidRequest, "model_not_found", err.Error())
+	c := newCall(s, "chatcmpl-", req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	events, ok := c.start(w, r, req.Model, "invalid_messages", req.Messages)
+	if !ok {
 		return
 	}
-	if ix != "" {
-		if err := config.CheckIndexName(ix); err != nil {
-			writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_model", "model "+req.Model+": index "+err.Error())
-			return
-		}
-	}
-	turn, err := readTurn(req.Messages)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_messages", err.Error())
-		return
-	}
-	in := info(r)
-	in.index, in.question = s.indexName(ix), turn.Question
-	// The turn ends with the handler, whatever way it leaves: the engine
-	// never runs on for a response nobody will read.
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	r = r.WithContext(ctx)
-	// A request is not the user's own conversation: the client keeps its
-	// history and sends it back, so nothing is saved in lore's sessions.
-	_, events, err := s.eng.Ask(ctx, app.AskRequest{Index: ix, Mode: mode, Turn: turn, NoSave: true})
-	if err != nil {
-		failOn(w, ix, err)
-		return
-	}
-	c := newCall(req, modelName(mode, ix), s)
+	defer c.cancel()
+	r = r.WithContext(c.ctx)
 	if req.Stream {
 		c.stream(w, r, events)
 		return
 	}
 	c.whole(w, r, events)
+}
+
+// start reads the model and the messages of a request and starts its
+// turn, or answers why not (false). The turn ends with c.cancel, which
+// the handler defers: the engine never runs on for a reply nobody will
+// read.
+func (c *call) start(w http.ResponseWriter, r *http.Request, modelID, badMessages string, msgs []chatMessage) (<-chan agent.Event, bool) {
+	s := c.s
+	mode, ix, err := parseModel(modelID)
+	if err != nil {
+		writeError(w, http.StatusNotFound, wire.InvalidRequest, "model_not_found", err.Error())
+		return nil, false
+	}
+	if ix != "" {
+		if err := config.CheckIndexName(ix); err != nil {
+			writeError(w, http.StatusBadRequest, wire.InvalidRequest, "invalid_model", "model "+modelID+": index "+err.Error())
+			return nil, false
+		}
+	}
+	turn, err := readTurn(msgs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, wire.InvalidRequest, badMessages, err.Error())
+		return nil, false
+	}
+	c.model = modelName(mode, ix)
+	in := info(r)
+	in.index, in.question = s.indexName(ix), turn.Question
+	c.ctx, c.cancel = context.WithCancel(r.Context())
+	// A request is not the user's own conversation: the client keeps its
+	// history and sends it back, so nothing is saved in lore's sessions.
+	_, events, err := s.eng.Ask(c.ctx, app.AskRequest{Index: ix, Mode: mode, Turn: turn, NoSave: true})
+	if err != nil {
+		c.cancel()
+		failOn(w, ix, err)
+		return nil, false
+	}
+	return events, true
 }
 
 // readTurn turns OpenAI's messages into a question and its history.
@@ -110,15 +123,17 @@ type call struct {
 	created int64
 	model   string
 	usage   bool
+	ctx     context.Context
+	cancel  context.CancelFunc
 	// notices are what the turn said about how it ran (no web search,
 	// lexical only...): lore ask prints them, a client reads them in the
 	// text and in lore.notices.
 	notices []string
 }
 
-func newCall(req chatRequest, model string, s *Server) *call {
-	return &call{s: s, id: "chatcmpl-" + session.NewID(), created: time.Now().Unix(), model: model,
-		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage}
+// newCall is a call whose id starts with prefix (chatcmpl-, resp_).
+func newCall(s *Server, prefix string, usage bool) *call {
+	return &call{s: s, id: prefix + session.NewID(), created: time.Now().Unix(), usage: usage}
 }
 
 // whole answers without a stream: the turn runs to its end first.

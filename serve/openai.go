@@ -68,7 +68,9 @@ func (m chatMessage) text() (string, error) {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if p.Type == "text" {
+		// text in chat completions; input_text and output_text in the
+		// Responses API's message items.
+		if p.Type == "text" || p.Type == "input_text" || p.Type == "output_text" {
 			if b.Len() > 0 {
 				b.WriteString("\n")
 			}

@@ -109,6 +109,7 @@ func New(eng Engine, opt Options) *Server {
 	s := &Server{eng: eng, opt: opt, metrics: newMetrics(eng), mux: http.NewServeMux(), authorized: TokenCheck(opt.Token),
 		cut: make(chan struct{}), bodies: semaphore.NewWeighted(opt.BodyBudget)}
 	s.route("POST /v1/chat/completions", true, s.chatCompletions)
+	s.route("POST /v1/responses", true, s.responses)
 	s.route("GET /v1/models", true, s.models)
 	s.route("GET /v1/models/{id}", true, s.model)
 	s.route("POST /v1/search", true, s.search)

@@ -15,11 +15,7 @@ import (
 // last choice chunk, the usage chunk when asked, then [DONE]. While the
 // search runs, comment lines keep the connection alive.
 func (c *call) stream(w http.ResponseWriter, r *http.Request, events <-chan agent.Event) {
-	out := &sse{w: w, rc: http.NewResponseController(w), timeout: c.s.opt.WriteTimeout}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx would hold the stream back
+	out := newSSE(w, c.s.opt.WriteTimeout)
 	w.WriteHeader(http.StatusOK)
 	if out.send(c.chunk(delta{Role: "assistant", Content: ptr("")}, nil)) != nil {
 		return
@@ -81,6 +77,16 @@ type sse struct {
 	timeout time.Duration
 }
 
+// newSSE sets a stream's headers; the caller writes the status.
+func newSSE(w http.ResponseWriter, timeout time.Duration) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx would hold the stream back
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+// send writes v as a data-only event (chat completions).
 func (s *sse) send(v any) error {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
@@ -89,6 +95,18 @@ func (s *sse) send(v any) error {
 		return err
 	}
 	return s.write("data: " + strings.TrimSuffix(b.String(), "\n") + "\n\n")
+}
+
+// event writes v as an event named name (the Responses API's typed
+// events).
+func (s *sse) event(name string, v any) error {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return s.write("event: " + name + "\ndata: " + strings.TrimSuffix(b.String(), "\n") + "\n\n")
 }
 
 func (s *sse) comment(text string) error { return s.write(": " + text + "\n\n") }
