@@ -76,7 +76,7 @@ func (c *call) start(w http.ResponseWriter, r *http.Request, modelID, badMessage
 	_, events, err := s.eng.Ask(c.ctx, app.AskRequest{Index: ix, Mode: mode, Turn: turn, NoSave: true})
 	if err != nil {
 		c.cancel()
-		failOn(w, ix, err)
+		s.failOn(w, ix, err)
 		return nil, false
 	}
 	return events, true
@@ -140,7 +140,7 @@ func newCall(s *Server, prefix string, usage bool) *call {
 func (c *call) whole(w http.ResponseWriter, r *http.Request, events <-chan agent.Event) {
 	res, err := c.drain(r, events, nil, nil)
 	if err != nil {
-		fail(w, err)
+		c.s.fail(w, err)
 		return
 	}
 	content, notes := c.render(res)
@@ -165,11 +165,20 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 		defer t.Stop()
 		tick = t.C
 	}
+	// A turn's first event comes once it holds its chat slot (app.Ask
+	// waits for it on the turn's goroutine): until then it is queued, for
+	// at most QueueTimeout.
+	queued := time.NewTimer(c.s.opt.QueueTimeout)
+	defer queued.Stop()
+	waiting := queued.C
+	defer c.s.answers.end(c)
 	for {
 		var ev agent.Event
 		select {
 		case <-c.s.cut:
 			return agent.Result{}, errShuttingDown
+		case <-waiting:
+			return agent.Result{}, errQueueTimeout
 		case <-tick:
 			if err := keepAlive(); err != nil {
 				return agent.Result{}, err
@@ -180,6 +189,10 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 				return agent.Result{}, errors.New("the answer ended without a result")
 			}
 			ev = e
+			if waiting != nil {
+				waiting = nil
+				c.s.answers.begin(c)
+			}
 		}
 		switch ev := ev.(type) {
 		case agent.StageFinished:

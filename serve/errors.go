@@ -37,10 +37,10 @@ func writeError(w http.ResponseWriter, status int, typ wire.ErrorType, code, msg
 // 404 for an index that is not built, 429 with Retry-After when lore is
 // busy, 503 for an index that cannot be used now, 500 for the rest (with
 // the engine's one-line reason).
-func fail(w http.ResponseWriter, err error) {
+func (s *Server) fail(w http.ResponseWriter, err error) {
 	e, status := classify(err)
 	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", s.answers.retryAfter())
 	}
 	writeJSON(w, status, e)
 }
@@ -48,17 +48,20 @@ func fail(w http.ResponseWriter, err error) {
 // failOn is fail for a request on index ix ("" the default): the default
 // index not built yet means the server is not ready (503, as /readyz says),
 // not that the client named something that does not exist.
-func failOn(w http.ResponseWriter, ix string, err error) {
+func (s *Server) failOn(w http.ResponseWriter, ix string, err error) {
 	if ix == "" && errors.Is(err, index.ErrNoIndex) {
 		w.Header().Set("Retry-After", "60")
 		writeError(w, http.StatusServiceUnavailable, wire.ServerError, "not_ready", err.Error())
 		return
 	}
-	fail(w, err)
+	s.fail(w, err)
 }
 
 // classify is err as wire's Error and the HTTP status to answer it with.
 func classify(err error) (wire.Error, int) {
+	if errors.Is(err, errQueueTimeout) {
+		return wire.NewError(wire.RateLimit, "queue_timeout", err.Error()), http.StatusTooManyRequests
+	}
 	if errors.Is(err, errShuttingDown) {
 		return wire.NewError(wire.ServerError, "server_shutting_down", err.Error()), http.StatusServiceUnavailable
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
@@ -295,5 +296,47 @@ func TestConnectionsAreCapped(t *testing.T) {
 	third.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if resp, err := http.ReadResponse(r, nil); err != nil || resp.StatusCode != 200 {
 		t.Errorf("the third connection once one closed: %v %v", resp, err)
+	}
+}
+
+// TestQueuedRequestWaitsAtMostQueueTimeout: a request queued for a chat
+// slot that stays taken is answered 429 queue_timeout (a stream: an error
+// event) after QueueTimeout, not left waiting until its client gives up.
+func TestQueuedRequestWaitsAtMostQueueTimeout(t *testing.T) {
+	f := newFixture(t, Options{QueueTimeout: 50 * time.Millisecond}, func(c *config.Config) { c.ServeMaxConcurrent, c.ServeQueue = 1, 4 })
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout"}, Hang: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	firstToken(t, ctx, f.client()) // holds the only slot
+	wait, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	_, err := f.client().Chat.Completions.New(wait, question("alpha widget"))
+	if ae := apiError(t, err); ae.StatusCode != 429 || ae.Code != "queue_timeout" || ae.Response.Header.Get("Retry-After") == "" {
+		t.Errorf("a whole answer past the queue timeout: %d %s %q", ae.StatusCode, ae.Code, ae.Response.Header.Get("Retry-After"))
+	}
+	_, body := rawDo(t, f, post("/v1/chat/completions", `{"model":"lore","stream":true,"messages":[{"role":"user","content":"alpha widget"}]}`))
+	if !strings.Contains(body, `data: {"error":`) || !strings.Contains(body, `"code":"queue_timeout"`) {
+		t.Errorf("a stream past the queue timeout:\n%s", body)
+	}
+	waitFor(t, "the queue is empty again", func() bool { return f.eng.Load()["chat"].Waiting == 0 })
+}
+
+// TestRetryAfterFollowsTheRunningAnswers: a 429's Retry-After says when
+// the running answer should end, from how long answers take here, not a
+// fixed second.
+func TestRetryAfterFollowsTheRunningAnswers(t *testing.T) {
+	f := newFixture(t, Options{}, func(c *config.Config) { c.ServeMaxConcurrent, c.ServeQueue = 1, 0 })
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout [1]."}, FirstDelay: 1500 * time.Millisecond})
+	if _, err := f.client().Chat.Completions.New(context.Background(), question("How do I cancel a request after a timeout?")); err != nil {
+		t.Fatal(err)
+	}
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout"}, Hang: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	firstToken(t, ctx, f.client())
+	_, err := f.client().Chat.Completions.New(context.Background(), question("alpha widget"))
+	ae := apiError(t, err)
+	if secs, _ := strconv.Atoi(ae.Response.Header.Get("Retry-After")); ae.StatusCode != 429 || secs < 2 {
+		t.Errorf("answers here take 1.5 s and one just started: %d, Retry-After %q", ae.StatusCode, ae.Response.Header.Get("Retry-After"))
 	}
 }

@@ -172,7 +172,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := c.drain(r, events, nil, nil)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, rc.response(&res))

@@ -48,7 +48,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	res, err := s.eng.Search(r.Context(), app.SearchRequest{Index: req.Index, Query: req.Query, K: req.K,
 		Stages: app.Stages{NoRerank: req.Rerank != nil && !*req.Rerank}})
 	if err != nil {
-		failOn(w, req.Index, err)
+		s.failOn(w, req.Index, err)
 		return
 	}
 	for stage, d := range res.Timings {
@@ -63,7 +63,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	list, err := s.eng.ListIndexes(r.Context())
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	out := modelList{Object: "list", Data: []model{}}
@@ -103,7 +103,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := s.eng.ListIndexes(r.Context())
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	want := s.indexName(ix)
@@ -132,7 +132,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 func (s *Server) indexes(w http.ResponseWriter, r *http.Request) {
 	list, err := s.eng.ListIndexes(r.Context())
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": wire.NewIndexList(list)})

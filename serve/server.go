@@ -56,6 +56,10 @@ type Options struct {
 	// process by their size times their number. Default: 8 MiB, at
 	// least twice MaxBody.
 	BodyBudget int64
+	// QueueTimeout bounds how long a request waits in the queue for a
+	// chat slot (default 2 minutes); past it, 429 (a stream: an error
+	// event, code queue_timeout).
+	QueueTimeout time.Duration
 	// MaxConns caps the connections open at once (default 1024): past it
 	// new ones wait in the kernel's accept queue until one closes.
 	MaxConns int
@@ -84,6 +88,7 @@ type Server struct {
 	bodies  *semaphore.Weighted // BodyBudget
 	cutOnce sync.Once
 	active  atomic.Int64 // requests being answered
+	answers answers
 }
 
 // New returns a server over eng.
@@ -93,6 +98,9 @@ func New(eng Engine, opt Options) *Server {
 	}
 	if opt.BodyBudget <= 0 {
 		opt.BodyBudget = max(8<<20, 2*opt.MaxBody)
+	}
+	if opt.QueueTimeout <= 0 {
+		opt.QueueTimeout = 2 * time.Minute
 	}
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = 1024
