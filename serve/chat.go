@@ -125,6 +125,10 @@ type call struct {
 	usage   bool
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// idle, when set, is called whenever drain has no event waiting: a
+	// stream flushes the tokens it wrote then, once for those that came
+	// together.
+	idle func() error
 	// notices are what the turn said about how it ran (no web search,
 	// lexical only...): lore ask prints them, a client reads them in the
 	// text and in lore.notices.
@@ -173,6 +177,11 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 	waiting := queued.C
 	defer c.s.answers.end(c)
 	for {
+		if c.idle != nil && len(events) == 0 {
+			if err := c.idle(); err != nil {
+				return agent.Result{}, err
+			}
+		}
 		var ev agent.Event
 		select {
 		case <-c.s.cut:
@@ -205,6 +214,7 @@ func (c *call) drain(r *http.Request, events <-chan agent.Event, onToken func(st
 					return agent.Result{}, err
 				}
 			}
+
 		case agent.Done:
 			in.answerRoute, in.tokens = string(ev.Result.Route), ev.Result.PromptTokens+ev.Result.AnswerTokens
 			c.notice(ev.Result.Notice)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/lore-cli/lore/agent"
@@ -261,12 +262,21 @@ func (c *respCall) stream(w http.ResponseWriter, r *http.Request, events <-chan 
 		return
 	}
 	var streamed strings.Builder
+	// Every delta is the same but for its text and number: encoded once.
+	frame, err := out.encode(textDelta{Type: "response.output_text.delta", ItemID: c.msgID, Delta: tokenMark, Logprobs: []struct{}{}})
+	if err != nil {
+		return
+	}
+	before, after, _ := strings.Cut(frame, `"`+tokenMark+`"`)
+	after, _, _ = strings.Cut(after, `"sequence_number":`)
+	head := "event: response.output_text.delta\ndata: " + before
 	delta := func(text string) error {
 		streamed.WriteString(text)
-		ev := textDelta{Type: "response.output_text.delta", ItemID: c.msgID, Delta: text, Logprobs: []struct{}{}, SequenceNumber: seq}
+		n := seq
 		seq++
-		return out.event(ev.Type, ev)
+		return out.text(head, text, after+`"sequence_number":`+strconv.Itoa(n)+"}")
 	}
+	c.idle = out.flushPending
 	res, err := c.drain(r, events, delta, func() error { return out.comment("keep-alive") })
 	if r.Context().Err() != nil {
 		return // nobody is reading any more
