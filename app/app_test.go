@@ -18,6 +18,8 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/session"
@@ -45,14 +47,14 @@ func writeDocs(t *testing.T, dir string, files map[string]string) {
 
 func build(t *testing.T, cfg config.Config, docs string, rebuild bool, emb index.Embedder) {
 	t.Helper()
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, Rebuild: rebuild, Embedder: emb, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, Rebuild: rebuild, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func ollamaEmbedder(t *testing.T, srv *ollamatest.Server) index.Embedder {
 	u, _ := url.Parse(srv.URL)
-	return index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), srv.URL, "nomic-embed-text")
+	return ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), srv.URL, "nomic-embed-text")
 }
 
 // alphaEngine is an engine over an index of one file, embedded by srv.
@@ -120,7 +122,7 @@ func TestSameFileNameInTwoSourcesIsToldApart(t *testing.T) {
 	a, b := filepath.Join(home, "a", "docs"), filepath.Join(home, "b", "docs")
 	writeDocs(t, a, map[string]string{"README.md": "# A\n\nThe widget spins.\n"})
 	writeDocs(t, b, map[string]string{"README.md": "# B\n\nThe widget hums.\n"})
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{a, b}, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{a, b}, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := Open(Options{Config: cfg})

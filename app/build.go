@@ -7,6 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/internal/ollama"
 )
 
 // BuildRequest is one `lore index` run.
@@ -84,7 +86,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	}
 	var emb index.Embedder
 	if model != "none" {
-		emb = index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
+		emb = ollama.NewEmbedder(e.client, e.hostLabel(), model)
 	}
 	bo := index.BuildOptions{
 		Name:           cfg.Index,
@@ -92,7 +94,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 		Rebuild:        req.Rebuild,
 		Embedder:       emb,
 		EmbedBatchSize: cfg.EmbedBatchSize,
-		Chunk:          index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
+		Chunk:          ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		MaxFileSize:    cfg.MaxFileSize,
 		Progress:       req.Progress,
 		Notice: func(msg string) {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
 // genFile is a file of the current generation of cfg's index.
 func genFile(t *testing.T, dir, name string) string {
 	t.Helper()
-	return filepath.Join(dir, index.CurrentGeneration(dir), name)
+	return filepath.Join(dir, local.CurrentGeneration(dir), name)
 }
 
 // The chat's path to the index, Search and Ask, turns a damaged database

@@ -27,3 +27,15 @@ func (e *Engine) OllamaStatus(ctx context.Context) error {
 	}
 	return err
 }
+
+// IndexNames lists the indexes of the store without opening any (shell
+// completion).
+func (e *Engine) IndexNames(ctx context.Context) ([]string, error) {
+	return e.store.Names(ctx)
+}
+
+// RemoveIndex deletes the index name once confirm (if set) agrees, and
+// says what it held.
+func (e *Engine) RemoveIndex(ctx context.Context, name string, confirm func(index.Info) error) (index.Info, error) {
+	return e.store.Remove(ctx, name, confirm)
+}

@@ -232,7 +232,7 @@ func (e *Engine) openIndexFor(ctx context.Context, name string) (*openIndex, err
 	// What the index was built with is read once per generation: a
 	// cancelled first caller must not make it look keyword-only for good.
 	if model := ix.EmbedderModel(context.WithoutCancel(ctx)); model != "none" {
-		emb := index.NewOllamaEmbedder(e.client, e.hostLabel(), model)
+		emb := ollama.NewEmbedder(e.client, e.hostLabel(), model)
 		if ollama.FullName(model) == ollama.FullName(e.cfg.ChatModel) {
 			// Ollama restarts a runner whenever num_ctx changes: embed the
 			// query with the chat's, or every question would restart it twice.

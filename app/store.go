@@ -6,6 +6,7 @@ import (
 
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/index/weaviatestore"
 )
 
@@ -18,7 +19,7 @@ const storeTimeout = 5 * time.Second
 func OpenStore(cfg config.Config) (index.Store, error) {
 	switch cfg.Store {
 	case "", "local":
-		return index.Local{Parent: cfg.IndexesDir()}, nil
+		return local.Store{Parent: cfg.IndexesDir()}, nil
 	case "weaviate":
 		eps, err := cfg.WeaviateURLs()
 		if err != nil {
@@ -40,3 +41,12 @@ func OpenStore(cfg config.Config) (index.Store, error) {
 	}
 	return nil, fmt.Errorf("store: %q is not local or weaviate", cfg.Store)
 }
+
+// What a store on servers says of them (store: weaviate), for lore
+// doctor: front ends reach stores only through app.
+type (
+	ClusterHealth    = weaviatestore.Health
+	EndpointHealth   = weaviatestore.EndpointHealth
+	NodeHealth       = weaviatestore.NodeHealth
+	CollectionHealth = weaviatestore.CollectionHealth
+)

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
-	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/excerpt"
 )
 
 // Cluster is what a store on servers says of them: the Weaviate store's
 // Health.
 type Cluster interface {
-	Health(ctx context.Context) (weaviatestore.Health, error)
+	Health(ctx context.Context) (app.ClusterHealth, error)
 }
 
 // checkCluster reports the nodes, the replication of the configured
@@ -51,7 +51,7 @@ func checkCluster(ctx context.Context, open func() (Cluster, error), cfg config.
 		nodes.Fix = "start the nodes that are down: reads go on, writes need a majority of each index's replicas"
 	}
 	checks = append(checks, nodes)
-	var mine, other []weaviatestore.CollectionHealth
+	var mine, other []app.CollectionHealth
 	for _, col := range h.Collections {
 		switch col.Index {
 		case cfg.Index:

@@ -6,16 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
-	"github.com/lore-cli/lore/index/weaviatestore"
 )
 
 type fakeCluster struct {
-	h   weaviatestore.Health
+	h   app.ClusterHealth
 	err error
 }
 
-func (f fakeCluster) Health(context.Context) (weaviatestore.Health, error) { return f.h, f.err }
+func (f fakeCluster) Health(context.Context) (app.ClusterHealth, error) { return f.h, f.err }
 
 func clusterChecks(t *testing.T, c Cluster) map[string]Check {
 	t.Helper()
@@ -29,11 +29,11 @@ func clusterChecks(t *testing.T, c Cluster) map[string]Check {
 }
 
 func TestClusterChecks(t *testing.T) {
-	healthy := weaviatestore.Health{
-		Endpoints: []weaviatestore.EndpointHealth{{URL: "http://a", Ready: true}, {URL: "http://b", Ready: true}, {URL: "http://c", Ready: true}},
-		Nodes:     []weaviatestore.NodeHealth{{Name: "node0", Status: "HEALTHY"}, {Name: "node1", Status: "HEALTHY"}, {Name: "node2", Status: "HEALTHY"}},
+	healthy := app.ClusterHealth{
+		Endpoints: []app.EndpointHealth{{URL: "http://a", Ready: true}, {URL: "http://b", Ready: true}, {URL: "http://c", Ready: true}},
+		Nodes:     []app.NodeHealth{{Name: "node0", Status: "HEALTHY"}, {Name: "node1", Status: "HEALTHY"}, {Name: "node2", Status: "HEALTHY"}},
 		Ready:     3,
-		Collections: []weaviatestore.CollectionHealth{
+		Collections: []app.CollectionHealth{
 			{Name: "Lore_default_g1_Chunks", Index: "default", Kind: "Chunks", Replication: 3, Nodes: 3, SchemaOK: true},
 			{Name: "Lore_default_g1_Docs", Index: "default", Kind: "Docs", Replication: 3, Nodes: 3, SchemaOK: true},
 		},
@@ -50,9 +50,9 @@ func TestClusterChecks(t *testing.T) {
 	}
 
 	down := healthy
-	down.Endpoints = []weaviatestore.EndpointHealth{{URL: "http://a", Ready: false}, {URL: "http://b", Ready: true}, {URL: "http://c", Ready: true}}
+	down.Endpoints = []app.EndpointHealth{{URL: "http://a", Ready: false}, {URL: "http://b", Ready: true}, {URL: "http://c", Ready: true}}
 	down.Nodes, down.Ready = down.Nodes[1:], 2
-	down.Collections = []weaviatestore.CollectionHealth{
+	down.Collections = []app.CollectionHealth{
 		{Name: "Lore_default_g1_Chunks", Index: "default", Kind: "Chunks", Replication: 3, Nodes: 2, SchemaOK: false, Problem: "schema: terms is tokenized word, not whitespace"},
 	}
 	got = clusterChecks(t, fakeCluster{h: down})

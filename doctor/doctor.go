@@ -101,7 +101,7 @@ type OllamaProbe interface {
 	ListRunning(ctx context.Context) (*api.ProcessResponse, error)
 }
 
-// Index is the part of *index.Index the index checks read.
+// Index is the part of *local.Index the index checks read.
 type Index interface {
 	Status(ctx context.Context) (index.Status, error)
 	CheckGraph(ctx context.Context) (index.GraphStatus, error)

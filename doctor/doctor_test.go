@@ -25,6 +25,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/dbtest"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/ollamatest"
@@ -108,9 +110,9 @@ func (f *fixture) build() config.Config {
 	f.t.Helper()
 	cfg := f.loaded().Config
 	u, _ := url.Parse(f.srv.URL)
-	emb := index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.srv.URL, cfg.EmbedModel)
-	_, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{f.docs}, Embedder: emb,
-		EmbedBatchSize: 8, Chunk: index.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}, MaxFileSize: cfg.MaxFileSize})
+	emb := ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.srv.URL, cfg.EmbedModel)
+	_, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{f.docs}, Embedder: emb,
+		EmbedBatchSize: 8, Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}, MaxFileSize: cfg.MaxFileSize})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func (f *fixture) build() config.Config {
 // genFile is a file of the index's current generation.
 func (f *fixture) genFile(name string) string {
 	dir := f.loaded().Config.IndexDir()
-	return filepath.Join(dir, index.CurrentGeneration(dir), name)
+	return filepath.Join(dir, local.CurrentGeneration(dir), name)
 }
 
 func (f *fixture) run() Report {

@@ -2,97 +2,20 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/units"
 )
-
-// chunkerVersion changes whenever chunking output changes for the same
-// input, so that existing documents are re-chunked (their unchanged chunks
-// keep their vectors: only new hashes are embedded).
-const chunkerVersion = "3"
-
-// BuildOptions says what to index and how.
-type BuildOptions struct {
-	Name           string   // the index name, for messages and the summary
-	Paths          []string // folders or files to add; none means the remembered sources
-	Rebuild        bool     // start from scratch
-	Embedder       Embedder // nil builds a lexical-only index
-	EmbedBatchSize int
-	Chunk          ChunkOptions
-	MaxFileSize    int64
-	Workers        int
-	// Progress, if set, is called often from one goroutine; keep it cheap.
-	Progress func(Progress)
-	// Notice, if set, receives one-line warnings meant for the user.
-	Notice func(string)
-}
-
-// Progress is a snapshot of a build.
-type Progress struct {
-	Phase          string // "scan", "index", "graph", "done"
-	FilesTotal     int    // files to (re)index
-	FilesDone      int
-	Chunks         int // chunks of the files read so far
-	ChunksEmbedded int
-	// Done is the share of the files finished, 0-1, counting the group
-	// being embedded by the share of its chunks embedded: a group holds up
-	// to 512 chunks, minutes of work with a slow model, and FilesDone
-	// moves only when the group is written.
-	Done       float64
-	GraphDone  int
-	GraphTotal int
-	Started    time.Time
-}
-
-// SkippedFile is a file the index does not hold, and why.
-type SkippedFile struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-// Summary is what a build did.
-type Summary struct {
-	Index          string        `json:"index"`
-	Embedder       string        `json:"embedder"` // the model it was built with, or "none", as status says
-	FilesIndexed   int           `json:"files_indexed"`
-	FilesUnchanged int           `json:"files_unchanged"`
-	FilesRemoved   int           `json:"files_removed"`
-	FilesSkipped   []SkippedFile `json:"files_skipped"`
-	Chunks         int           `json:"chunks"`
-	ChunksEmbedded int           `json:"chunks_embedded"`
-	Seconds        float64       `json:"seconds"`
-	TotalFiles     int           `json:"total_files"`
-	TotalChunks    int           `json:"total_chunks"`
-	Warnings       []string      `json:"warnings"`
-}
-
-// ErrNoSources means there is nothing to index.
-var ErrNoSources = errors.New("no sources")
-
-// ErrBadSource means a path given to index is missing or not a file or folder.
-// Its text begins the message.
-var ErrBadSource = errors.New("cannot index")
-
-// Build creates or refreshes the local index in dir (see BuildTo).
-func Build(ctx context.Context, dir string, opt BuildOptions) (Summary, error) {
-	return BuildTo(ctx, localTarget{dir: dir}, opt)
-}
 
 // BuildTo creates or refreshes the index opt.Name in t, any store's. It
 // holds the store's write lock for its whole run. Work is committed as it
@@ -112,11 +35,6 @@ func BuildTo(ctx context.Context, t Target, opt BuildOptions) (Summary, error) {
 	return sum, err
 }
 
-// ErrIncomplete is a store's Publish finding that chunks it took are not
-// all there (a Weaviate node lost them): the documents concerned are
-// forgotten, so that the next pass writes them again.
-var ErrIncomplete = errors.New("chunks missing")
-
 func buildOnce(ctx context.Context, t Target, opt BuildOptions) (Summary, error) {
 	b := &builder{opt: opt, sum: Summary{Index: opt.Name, FilesSkipped: []SkippedFile{}, Warnings: []string{}}}
 	b.progress.Started = time.Now()
@@ -126,7 +44,7 @@ func buildOnce(ctx context.Context, t Target, opt BuildOptions) (Summary, error)
 	if b.opt.EmbedBatchSize <= 0 {
 		b.opt.EmbedBatchSize = 32
 	}
-	err := damaged(opt.Name, b.run(ctx, t))
+	err := b.run(ctx, t)
 	b.sum.Seconds = time.Since(b.progress.Started).Seconds()
 	return b.sum, err
 }
@@ -247,7 +165,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 // this build's settings in a new one. (The store checks its own format
 // when the build begins.)
 func (b *builder) checkMeta(ctx context.Context) error {
-	b.sig = fmt.Sprintf("v%s size=%d overlap=%d", chunkerVersion, b.opt.Chunk.Size, b.opt.Chunk.Overlap)
+	b.sig = fmt.Sprintf("v%s size=%d overlap=%d", ingest.ChunkerVersion, b.opt.Chunk.Size, b.opt.Chunk.Overlap)
 	want := "none"
 	if b.opt.Embedder != nil {
 		want = b.opt.Embedder.Model()
@@ -260,20 +178,21 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if have == "" {
 		return b.w.SetMeta(ctx, "embedder", want, "chunker", b.sig)
 	}
-	if !sameEmbedder(have, want) {
+	if !b.sameModel(have, want) {
 		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
 			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
 	}
 	return b.w.SetMeta(ctx, "chunker", b.sig)
 }
 
-// sameEmbedder tells whether two recorded embedders make the same vectors:
-// nomic-embed-text and nomic-embed-text:latest are one model to Ollama.
-func sameEmbedder(a, b string) bool {
-	if a == "none" || b == "none" || a == "" || b == "" {
-		return a == b
+// sameModel tells whether the index's recorded embedder (have) is the
+// configured one (want): nomic-embed-text and nomic-embed-text:latest are
+// one model to Ollama, which only the embedder knows (SameModel).
+func (b *builder) sameModel(have, want string) bool {
+	if s, ok := b.opt.Embedder.(interface{ SameModel(string) bool }); ok && have != "none" && have != "" {
+		return s.SameModel(have)
 	}
-	return ollama.FullName(a) == ollama.FullName(b)
+	return have == want
 }
 
 func describeEmbedder(model string) string {
@@ -303,7 +222,7 @@ func (b *builder) checkEmbedder(ctx context.Context) error {
 // sources to walk, with those to refresh marked (nil: all of them). A source
 // nested with one to refresh is walked too, though left as it is, so that
 // its files are not indexed a second time through the other.
-func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[int64]bool, error) {
+func (b *builder) sources(ctx context.Context, paths []string) ([]Source, map[int64]bool, error) {
 	all, err := b.w.Sources(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -335,7 +254,7 @@ func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[in
 		all = append(all, src)
 		wanted[src.ID] = true
 	}
-	var walk []source
+	var walk []Source
 	for _, s := range all {
 		if wanted[s.ID] || nestsWithAny(s, all, wanted) {
 			walk = append(walk, s)
@@ -344,13 +263,13 @@ func (b *builder) sources(ctx context.Context, paths []string) ([]source, map[in
 	return walk, wanted, nil
 }
 
-func nestsWithAny(s source, all []source, wanted map[int64]bool) bool {
+func nestsWithAny(s Source, all []Source, wanted map[int64]bool) bool {
 	for _, o := range all {
 		if wanted[o.ID] {
-			if _, in := covering([]source{o}, s.Root); in {
+			if _, in := covering([]Source{o}, s.Root); in {
 				return true
 			}
-			if _, in := covering([]source{s}, o.Root); in {
+			if _, in := covering([]Source{s}, o.Root); in {
 				return true
 			}
 		}
@@ -361,7 +280,7 @@ func nestsWithAny(s source, all []source, wanted map[int64]bool) bool {
 // covering returns the source that already holds path: the same folder or
 // file, or a folder it lies inside, compared by real path so that a
 // symbolic link or a relative spelling does not make a second source.
-func covering(sources []source, path string) (source, bool) {
+func covering(sources []Source, path string) (Source, bool) {
 	real := realPath(path)
 	for _, s := range sources {
 		root := realPath(s.Root)
@@ -369,7 +288,7 @@ func covering(sources []source, path string) (source, bool) {
 			return s, true
 		}
 	}
-	return source{}, false
+	return Source{}, false
 }
 
 // realPath resolves symbolic links; a path that cannot be resolved (gone,
@@ -383,9 +302,9 @@ func realPath(p string) string {
 
 // A job is one file to read, with what the index knew of it before.
 type job struct {
-	src  source
-	e    walkEntry
-	prev *docRow
+	src  Source
+	e    ingest.Entry
+	prev *DocState
 }
 
 // scan walks the sources and sorts files into work to do, unchanged, and
@@ -393,22 +312,26 @@ type job struct {
 // mtime is too close to when it was indexed is re-read and its hash
 // compared instead (the "racy git" problem: an edit within the same clock
 // tick as the last index run would otherwise go unseen).
-func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]bool) ([]job, []int64, error) {
+func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]bool) ([]job, []int64, error) {
 	var jobs []job
 	var removed []int64
 	var walkSkips []FileUpdate
 	_, pdfErr := exec.LookPath("pdftotext")
 	b.pdfTool = pdfErr == nil
-	for _, w := range walkSources(sources) {
+	roots := make([]string, len(sources))
+	for i, s := range sources {
+		roots[i] = s.Root
+	}
+	for i, w := range ingest.WalkRoots(roots) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		src, entries := w.source, w.entries
+		src, entries := sources[i], w.Entries
 		if wanted != nil && !wanted[src.ID] {
 			continue // walked only to claim its files
 		}
-		if w.err != nil {
-			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, shortErr(w.err)))
+		if w.Err != nil {
+			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, ingest.ShortErr(w.Err)))
 			continue
 		}
 		docs, err := b.w.Documents(ctx, src.ID)
@@ -421,13 +344,13 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 			prev, known := docs[e.Rel]
 			if e.Reason != "" {
 				if !known || prev.Reason != e.Reason {
-					walkSkips = append(walkSkips, FileUpdate{SourceID: src.ID, Path: e.Rel, Status: statusSkipped, Reason: e.Reason, Chunker: b.sig})
+					walkSkips = append(walkSkips, FileUpdate{SourceID: src.ID, Path: e.Rel, Status: StatusSkipped, Reason: e.Reason, Chunker: b.sig})
 				}
 				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
 			}
 			if known && b.unchanged(prev, e) {
-				if prev.Status == statusSkipped {
+				if prev.Status == StatusSkipped {
 					b.skipped(src.Root, e.Rel, prev.Reason)
 				} else {
 					b.sum.FilesUnchanged++
@@ -456,30 +379,22 @@ func (b *builder) scan(ctx context.Context, sources []source, wanted map[int64]b
 
 const racyWindow = 2 * time.Second
 
-func (b *builder) unchanged(prev docRow, e walkEntry) bool {
+func (b *builder) unchanged(prev DocState, e ingest.Entry) bool {
 	if prev.Size != e.Size || prev.MTimeNS != e.MTime.UnixNano() {
 		return false
 	}
 	switch {
-	case prev.Status == statusIndexed:
+	case prev.Status == StatusIndexed:
 		return prev.Chunker == b.sig && time.Duration(prev.IndexedAt-prev.MTimeNS) >= racyWindow
-	case strings.HasPrefix(prev.Reason, reasonTooLarge):
+	case strings.HasPrefix(prev.Reason, ingest.ReasonTooLarge):
 		return e.Size > b.opt.MaxFileSize
-	case prev.Reason == errNoPDFTool.Error():
+	case prev.Reason == ingest.ErrNoPDFTool.Error():
 		return !b.pdfTool
-	case prev.Reason == reasonBinary || prev.Reason == reasonUnsupported:
+	case prev.Reason == ingest.ReasonBinary || prev.Reason == ingest.ReasonUnsupported:
 		return true
 	}
 	return false // failures are retried
 }
-
-// Skip reasons that depend only on the file.
-const (
-	reasonTooLarge    = "too large"
-	reasonBinary      = "binary file"
-	reasonUnsupported = "unsupported file type"
-	reasonNotRegular  = "not a regular file"
-)
 
 // result is a job done by a worker.
 type result struct {
@@ -528,7 +443,7 @@ func (b *builder) process(ctx context.Context, jobs []job) error {
 	lastFlush := time.Now()
 	for r := range out {
 		group = append(group, r)
-		chunks += len(r.up.Pieces)
+		chunks += len(r.up.Chunks)
 		if len(group) >= 64 || chunks >= 512 || time.Since(lastFlush) > time.Second {
 			if err := b.flush(ctx, group); err != nil {
 				return err
@@ -544,73 +459,45 @@ func (b *builder) process(ctx context.Context, jobs []job) error {
 
 // load reads, checks and chunks one file.
 func (b *builder) load(ctx context.Context, j job) result {
-	up := FileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: statusIndexed, Chunker: b.sig}
+	up := FileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: StatusIndexed, Chunker: b.sig}
 	skip := func(reason string) result {
-		up.Status, up.Reason = statusSkipped, reason
+		up.Status, up.Reason = StatusSkipped, reason
 		return result{root: j.src.Root, up: up}
 	}
-	ft := typeOf(j.e.Rel)
-	if ft == typeNone {
-		return skip(reasonUnsupported)
+	if !ingest.Supported(j.e.Rel) {
+		return skip(ingest.ReasonUnsupported)
 	}
 	if j.e.Size > b.opt.MaxFileSize {
-		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", reasonTooLarge, units.Bytes(j.e.Size), units.Bytes(b.opt.MaxFileSize)))
+		return skip(fmt.Sprintf("%s: %s is over the %s limit (raise max-file-size)", ingest.ReasonTooLarge, units.Bytes(j.e.Size), units.Bytes(b.opt.MaxFileSize)))
 	}
-	data, err := readFileLimited(j.e.Abs, b.opt.MaxFileSize)
+	data, err := ingest.ReadFile(j.e.Abs, b.opt.MaxFileSize)
+	if errors.Is(err, ingest.ErrGrew) {
+		return skip(fmt.Sprintf("unreadable: grew past the %s limit while being read", units.Bytes(b.opt.MaxFileSize)))
+	}
 	if err != nil {
-		return skip("unreadable: " + shortErr(err))
+		return skip("unreadable: " + ingest.ShortErr(err))
 	}
-	up.Hash = contentHash(data)
-	if p := j.prev; p != nil && p.Status == statusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
+	up.Hash = ContentHash(data)
+	if p := j.prev; p != nil && p.Status == StatusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
 		return result{root: j.src.Root, up: up, same: true}
 	}
-	if ft != typePDF && isBinary(data) {
-		return skip(reasonBinary)
-	}
-	res, err := loadDocument(ctx, ft, j.e.Abs, data, b.opt.Chunk)
-	if err != nil {
-		if errors.Is(err, errNoPDFTool) {
-			return skip(errNoPDFTool.Error())
-		}
+	doc, err := ingest.Load(ctx, j.e.Abs, data, b.opt.Chunk)
+	switch {
+	case errors.Is(err, ingest.ErrBinary):
+		return skip(ingest.ReasonBinary)
+	case errors.Is(err, ingest.ErrNoPDFTool):
+		return skip(ingest.ErrNoPDFTool.Error())
+	case err != nil:
 		return skip("failed to load: " + err.Error())
 	}
-	up.Pieces = res.pieces
-	up.analyze()
+	up.Chunks = doc.Chunks
+	b.w.Prepare(&up)
 	r := result{root: j.src.Root, up: up}
-	if res.repaired {
+	if doc.Repaired {
 		r.warn = j.e.Rel + ": invalid UTF-8 replaced with U+FFFD"
 		r.up.Reason = "invalid UTF-8 repaired"
 	}
 	return r
-}
-
-// contentHash is what the index records of a file's bytes.
-func contentHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:16])
-}
-
-func readFileLimited(path string, limit int64) ([]byte, error) {
-	// Non-blocking: a file replaced by a named pipe since the walk must not
-	// wait for a writer; what was opened is checked, not the path again.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, errors.New(notRegular(fi.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("grew past the %s limit while being read", units.Bytes(limit))
-	}
-	return data, nil
 }
 
 // flush embeds what a group of files needs and then writes the group in one
@@ -626,10 +513,10 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 		if r.warn != "" {
 			b.notice(r.warn)
 		}
-		if r.up.Status == statusSkipped {
+		if r.up.Status == StatusSkipped {
 			b.skipped(r.root, r.up.Path, r.up.Reason)
-			if r.up.Reason == errNoPDFTool.Error() {
-				b.notice("PDF files skipped: " + errNoPDFTool.Error())
+			if r.up.Reason == ingest.ErrNoPDFTool.Error() {
+				b.notice("PDF files skipped: " + ingest.ErrNoPDFTool.Error())
 			}
 			continue
 		}
@@ -638,11 +525,11 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			continue
 		}
 		b.sum.FilesIndexed++
-		b.sum.Chunks += len(r.up.Pieces)
-		for _, p := range r.up.Pieces {
-			h := pieceHash(p)
+		b.sum.Chunks += len(r.up.Chunks)
+		for _, p := range r.up.Chunks {
+			h := p.Hash()
 			if _, ok := texts[h]; !ok {
-				texts[h] = embedText(p)
+				texts[h] = p.EmbedText()
 				hashes = append(hashes, h)
 			}
 		}
@@ -713,15 +600,28 @@ func (b *builder) filesShare(files float64) float64 {
 	return min(files/float64(b.progress.FilesTotal), 1)
 }
 
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 // skipped records a file the index does not hold, named as
 // `lore index status` names it.
 func (b *builder) skipped(root, rel, reason string) {
-	b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{joinSource(root, rel), reason})
+	b.sum.FilesSkipped = append(b.sum.FilesSkipped, SkippedFile{ingest.JoinSource(root, rel), reason})
 }
 
-// sortSkipped orders skipped files by path, for stable output.
-func sortSkipped(s []SkippedFile) {
-	sort.Slice(s, func(i, j int) bool { return s[i].Path < s[j].Path })
+// remember records the build's sources and embedder outside the index
+// data (the local store: sources.json).
+func (b *builder) remember(ctx context.Context) error {
+	srcs, err := b.w.Sources(ctx)
+	if err != nil {
+		return err
+	}
+	r := Remembered{Sources: []string{}}
+	for _, s := range srcs {
+		r.Sources = append(r.Sources, s.Root)
+	}
+	if r.Embedder, err = b.w.Meta(ctx, "embedder"); err != nil {
+		return err
+	}
+	if err := b.w.Remember(ctx, r); err != nil {
+		return fmt.Errorf("remember sources: %w", err)
+	}
+	return nil
 }

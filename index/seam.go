@@ -101,56 +101,13 @@ type WriteRequest struct {
 	Before func(exists bool) error
 }
 
-// Source is a folder or file an index was built from. ID is the store's
-// name for it; Root is where it was on the machine that indexed it.
-type Source struct {
-	ID   int64
-	Root string
-}
-
-// Dir is the folder a document path of the source is relative to: a file
-// source's one document is named by its base name.
-func (s Source) Dir(rel string) string { return sourceDir(s.Root, rel) }
-
-// Join is the path of a document of the source on the machine that
-// indexed it.
-func (s Source) Join(rel string) string { return joinSource(s.Root, rel) }
-
-// DocState is what the index knows of a file from the last run.
-type DocState struct {
-	ID        int64
-	Size      int64
-	MTimeNS   int64
-	Hash      string
-	Status    string
-	Reason    string
-	Chunker   string
-	IndexedAt int64 // unix nanoseconds
-}
-
-// Chunk is a piece of a document as the index stores it.
-type Chunk struct {
-	Start, End int
-	Heading    string
-	Kind       string
-	Text       string
-}
-
-// Hash identifies the chunk's embedding input: chunks with equal hashes
-// share one stored vector.
-func (c Chunk) Hash() string { return pieceHash(c) }
-
-// EmbedText is what is embedded for the chunk.
-func (c Chunk) EmbedText() string { return embedText(c) }
-
-// Document statuses a FileUpdate carries.
-const (
-	StatusIndexed = statusIndexed
-	StatusSkipped = statusSkipped
-)
-
 // Writer is one build's access to a store. Calls come from one goroutine.
 type Writer interface {
+	// Prepare turns a file's chunks into the store's own form (keyword
+	// analysis) in FileUpdate.Prepared. It is called from the build's
+	// workers, concurrently, so that this work is not on the writer's
+	// goroutine; it must not touch the store.
+	Prepare(f *FileUpdate)
 	// PreviousSources are the roots a rebuild with no paths starts from
 	// (the generation it replaces).
 	PreviousSources(ctx context.Context) ([]string, error)
@@ -185,4 +142,16 @@ type Writer interface {
 type PublishOptions struct {
 	Vectors  bool // an embedder was used
 	Progress func(phase string, done, total int)
+}
+
+// Embedder turns text into vectors. The index needs documents embedded;
+// search needs queries embedded the same way.
+type Embedder interface {
+	// Model names the model; it is recorded in the index, and a different
+	// one later is refused.
+	Model() string
+	// Check makes sure the embedder can work and returns its dimension.
+	Check(ctx context.Context) (int, error)
+	EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error)
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }

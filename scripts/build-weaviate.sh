@@ -3,7 +3,7 @@
 # Weaviate cluster backend (issue 27). Its go.mod has no replace directives,
 # so go install of the module at a version works; only the Go module proxy
 # is needed. The binary (about 190 MB) is cached: only the first build pays
-# (see scripts/weaviate-notes.md for the time on 2 cores).
+# (docs/weaviate.md has the time on 2 cores).
 set -euo pipefail
 version=${WEAVIATE_VERSION:-v1.39.0}
 out=${1:-.cache/weaviate/bin}

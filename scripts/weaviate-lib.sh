@@ -1,5 +1,5 @@
 # Sourced: a real Weaviate cluster (1 or 3 nodes) on loopback, groundwork for
-# the Weaviate backend (issue 27; see scripts/weaviate-notes.md). Needs $work (a
+# the Weaviate backend (issue 27; see docs/weaviate.md). Needs $work (a
 # temp dir the caller removes); each node keeps its data, log and PID under
 # $work/weaviate-<i>/. Builds the server first if it is not cached.
 #

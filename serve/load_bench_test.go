@@ -24,6 +24,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/benchdata"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/ollamatest"
@@ -258,9 +260,9 @@ func loadEngine(b *testing.B, fake *ollamatest.Server) *app.Engine {
 		}
 	}
 	u, _ := url.Parse(fake.URL)
-	emb := index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), fake.URL, "nomic-embed-text")
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs},
-		Embedder: emb, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	emb := ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), fake.URL, "nomic-embed-text")
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs},
+		Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		b.Fatal(err)
 	}
 	eng, err := app.Open(app.Options{Config: cfg})

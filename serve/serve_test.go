@@ -28,6 +28,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
@@ -85,9 +87,9 @@ func newFixture(t *testing.T, opt Options, tune ...func(*config.Config)) *fixtur
 		}
 	}
 	u, _ := url.Parse(f.ollama.URL)
-	emb := index.NewOllamaEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.ollama.URL, "nomic-embed-text")
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs},
-		Embedder: emb, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	emb := ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.ollama.URL, "nomic-embed-text")
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs},
+		Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	eng, err := app.Open(app.Options{Config: cfg, Dial: f.dial})

@@ -18,6 +18,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/session"
 )
@@ -506,7 +508,7 @@ func TestSessionsBelongToTheirIndex(t *testing.T) {
 	cfg.Index = "notes"
 	docs := t.TempDir()
 	os.WriteFile(filepath.Join(docs, "n.md"), []byte("# Notes\n\nbuy milk\n"), 0o644)
-	if _, err := index.Build(ctx, cfg.IndexDir(), index.BuildOptions{Name: "notes", Paths: []string{docs}, MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	if _, err := local.Build(ctx, cfg.IndexDir(), index.BuildOptions{Name: "notes", Paths: []string{docs}, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	run(t, h.m, h.m.loadSession("bbbbbbbbbbbb"))

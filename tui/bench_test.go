@@ -16,6 +16,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/benchdata"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
@@ -158,8 +160,8 @@ func widgetEngine(tb testing.TB, host string) *app.Engine {
 	cfg.Reranker = "none"
 	docs := tb.TempDir()
 	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins when you press the button.\n"), 0o644)
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: "default", Paths: []string{docs}, MaxFileSize: 1 << 20,
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: "default", Paths: []string{docs}, MaxFileSize: 1 << 20,
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		tb.Fatal(err)
 	}
 	eng, err := app.Open(app.Options{Config: cfg})

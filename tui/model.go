@@ -218,9 +218,8 @@ type (
 		err   error
 	}
 	modelsMsg struct {
-		names   []string
-		err     error
-		switch_ string
+		names []string
+		err   error
 	}
 	sessionsMsg struct {
 		list []session.Session

@@ -328,7 +328,7 @@ func TestGoldenLightTheme(t *testing.T) {
 	if h.m.render() == dark.m.render() {
 		t.Fatal("light and dark themes render the same")
 	}
-	golden.RequireEqualEscape(t, []byte(h.m.render()), true)
+	golden.RequireEqual(t, []byte(h.m.render()))
 }
 
 func TestGoldenSessionsList(t *testing.T) {

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -229,9 +228,6 @@ func (m *Model) modelsLoaded(msg modelsMsg) (tea.Model, tea.Cmd) {
 	m.addInfo(b.String())
 	return m, nil
 }
-
-// errNotFinished is why a turn still running cannot be copied or opened.
-var errNotFinished = errors.New("the answer is still streaming")
 
 // sessionRow is a session's line in the picker, width cells at most: in
 // a narrow window the id and the year go, so that the question shows (at

@@ -16,6 +16,7 @@ import (
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -90,7 +91,7 @@ func fixedStatus() index.Status {
 		BuiltAt:         fixedTime(),
 		Skipped:         []index.SkippedFile{{Path: "/home/ann/docs/big.bin", Reason: "binary"}},
 		Changed:         []index.Change{{Path: "/home/ann/docs/env.md", Change: "modified"}, {Path: "/srv/notes/new.txt", Change: "new"}},
-		ChunksByKind:    map[string]int{index.KindProse: 500, index.KindCode: 70, index.KindTable: 11},
+		ChunksByKind:    map[string]int{ingest.KindProse: 500, ingest.KindCode: 70, ingest.KindTable: 11},
 		DocumentsByKind: map[string]int{"markdown": 40, "text": 2},
 	}
 }

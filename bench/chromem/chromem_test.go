@@ -14,6 +14,8 @@ import (
 	chromem "github.com/philippgille/chromem-go"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/benchdata"
 )
 
@@ -55,11 +57,11 @@ func compare(b *testing.B, files int) {
 		b.Fatal(err)
 	}
 	rec := &recorder{s: benchdata.NewSpace(768, 500), vecs: map[string][]float32{}}
-	if _, err := index.Build(ctx, dir, index.BuildOptions{Name: "bench", Paths: []string{src}, Embedder: rec, EmbedBatchSize: 64,
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}); err != nil {
+	if _, err := local.Build(ctx, dir, index.BuildOptions{Name: "bench", Paths: []string{src}, Embedder: rec, EmbedBatchSize: 64,
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}); err != nil {
 		b.Fatal(err)
 	}
-	ix, err := index.Open(dir, "bench")
+	ix, err := local.Open(dir, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -28,7 +28,9 @@ import (
 	bindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/lore-cli/lore/index"
-	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/benchdata"
 )
 
@@ -70,13 +72,13 @@ func compare(b *testing.B, files int) {
 	// (a) lore's own build, lexical only: walking, chunking, the chunks
 	// table and the posting lists.
 	start := time.Now()
-	sum, err := index.Build(ctx, dir, index.BuildOptions{Name: "bench", Paths: []string{src},
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
+	sum, err := local.Build(ctx, dir, index.BuildOptions{Name: "bench", Paths: []string{src},
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
 	loreBuild := time.Since(start)
-	ix, err := index.Open(dir, "bench")
+	ix, err := local.Open(dir, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func compare(b *testing.B, files int) {
 }
 
 // loreOnly is compare for lore's keyword stage alone.
-func loreOnly(b *testing.B, ix *index.Index, nChunks int, build time.Duration, postings int64) {
+func loreOnly(b *testing.B, ix *local.Index, nChunks int, build time.Duration, postings int64) {
 	ctx := context.Background()
 	qs := benchdata.NewSpace(768, 500).Queries(200)
 	for _, noProx := range []bool{true, false} {
@@ -325,12 +327,12 @@ func searchFTS5(ctx context.Context, db *sql.DB, q string, k int) ([]int64, erro
 func queryTerms(q string) (words, idents []string) {
 	seen := map[string]bool{}
 	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if len(w) > 1 && !bm25.IsStopword(w) && !seen[w] {
+		if len(w) > 1 && !analysis.IsStopword(w) && !seen[w] {
 			seen[w] = true
 			words = append(words, w)
 		}
 	}
-	bm25.Identifiers(q, func(id string) { idents = append(idents, id) })
+	analysis.Identifiers(q, func(id string) { idents = append(idents, id) })
 	return words, idents
 }
 

@@ -28,7 +28,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/lore-cli/lore/index/bm25"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +42,7 @@ import (
 	porter "github.com/blevesearch/go-porterstemmer"
 	"github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
+	"github.com/lore-cli/lore/index/analysis"
 )
 
 // The four fields lore indexes for a chunk (lexicalColumns), the
@@ -1394,6 +1394,6 @@ func TestRankVariants(t *testing.T) {
 // path, heading breadcrumb, body and squashed identifiers.
 func lexicalColumns(path, heading, text string) [4]string {
 	var idents []string
-	bm25.Identifiers(heading+"\n"+text, func(id string) { idents = append(idents, id) })
+	analysis.Identifiers(heading+"\n"+text, func(id string) { idents = append(idents, id) })
 	return [4]string{path, heading, text, strings.Join(idents, " ")}
 }

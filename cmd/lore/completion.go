@@ -85,13 +85,14 @@ func (c completer) indexes(cmd *cobra.Command, _ []string, _ string) ([]cobra.Co
 	if !ok {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	st, err := app.OpenStore(cfg)
+	eng, err := indexEngine(cfg)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	defer eng.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
 	defer cancel()
-	names, _ := st.Names(ctx)
+	names, _ := eng.IndexNames(ctx)
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 

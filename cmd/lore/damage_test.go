@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/dbtest"
 )
 
@@ -14,7 +15,7 @@ import (
 func (e *env) indexFile(name string) string {
 	e.t.Helper()
 	dir := filepath.Join(e.vars["XDG_DATA_HOME"], "lore", "indexes", "default")
-	gen := index.CurrentGeneration(dir)
+	gen := local.CurrentGeneration(dir)
 	if gen == "" {
 		e.t.Fatal("no index built")
 	}

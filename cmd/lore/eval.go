@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -194,8 +193,15 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 	if !info.Built {
 		return fmt.Errorf("index %q is not built: lore --index %s index PATH (the folder the question set's paths are relative to)", info.Name, info.Name)
 	}
-	if err := checkGold(ctx, cfg, qs, note); err != nil {
+	files, err := indexFiles(ctx, cfg)
+	if err != nil {
 		return err
+	}
+	switch msg, err := eval.CheckGold(qs, files, cfg.Index); {
+	case err != nil:
+		return usageError{err}
+	case msg != "":
+		note(msg)
 	}
 
 	run := eval.Options{K: opts.k, Setups: opts.setups(), Parallel: opts.parallel}
@@ -293,7 +299,12 @@ func runEvalCmd(ctx context.Context, cfg config.Config, g *globalOptions, opts *
 func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, qs []eval.Question, rep *eval.Report, streams *ioStreams) error {
 	// Interrupted, there is no baseline: it would score questions the run
 	// never reached.
-	base, err := baselineScore(ctx, cfg, qs, opts.k)
+	var base *eval.Summary
+	files, err := indexFiles(ctx, cfg)
+	if err == nil {
+		s := eval.Baseline(files, qs, opts.k)
+		base = &s
+	}
 	switch {
 	case ctx.Err() != nil:
 		base = nil
@@ -310,7 +321,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		}
 	}
 	if opts.json {
-		return json.NewEncoder(termsafe.JSON(streams.Out)).Encode(evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
+		return writeJSON(streams.Out, evalJSON{Report: rep, Index: cfg.Index, Baseline: base})
 	}
 	// Question ids, questions, kinds and notes come from the question
 	// file and the model; the report has no styles of its own.
@@ -330,7 +341,7 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 		return nil
 	}
 	line := fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
-		baselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
+		eval.BaselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
 	if t := base.Top5; t != nil {
 		line += fmt.Sprintf(", MRR@5 %.3f, mean %.1f lines per result in the top 5", t.MRR, t.MeanLines)
 	}
@@ -430,40 +441,21 @@ func explainEval(w io.Writer) error {
 	return nil
 }
 
-// checkGold compares the question set's gold paths with the files the
-// index holds: none found means the set is relative to another folder
-// (every question would score 0), some missing is worth a note.
-func checkGold(ctx context.Context, cfg config.Config, qs []eval.Question, note func(string)) error {
+// indexFiles lists the files the configured index holds, for the gold
+// check and the baseline.
+func indexFiles(ctx context.Context, cfg config.Config) ([]eval.IndexedFile, error) {
 	ix, err := openIndex(ctx, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	files, err := ix.Files(ctx)
 	ix.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	held := map[string]bool{}
-	for _, f := range files {
-		held[filepath.ToSlash(f.Path)] = true
+	out := make([]eval.IndexedFile, len(files))
+	for i, f := range files {
+		out[i] = eval.IndexedFile{Root: f.Source, Path: f.Path}
 	}
-	unknown := eval.UnknownGold(qs, func(p string) bool { return held[p] })
-	all := eval.UnknownGold(qs, func(string) bool { return false })
-	switch {
-	case len(unknown) == 0:
-		return nil
-	case len(unknown) == len(all):
-		example := ""
-		if len(files) > 0 {
-			example = fmt.Sprintf(", e.g. %q", filepath.ToSlash(files[0].Path))
-		}
-		return usageError{fmt.Errorf("no gold path of the question set is in index %q (%q is not; it holds %d files%s): index the folder the gold paths are relative to, lore --index NAME index FOLDER",
-			cfg.Index, unknown[0], len(files), example)}
-	}
-	what := fmt.Sprintf("%d gold paths are", len(unknown))
-	if len(unknown) == 1 {
-		what = "1 gold path is"
-	}
-	note(fmt.Sprintf("%s not in index %s (the first: %s): questions about them score 0", what, cfg.Index, unknown[0]))
-	return nil
+	return out, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +29,7 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 		return err
 	}
 	if opts.json {
-		err = json.NewEncoder(termsafe.JSON(streams.Out)).Encode(struct {
+		err = writeJSON(streams.Out, struct {
 			eval.Calibration
 			ConfigLine string `json:"config_line,omitempty"`
 			Problem    string `json:"problem,omitempty"`

@@ -147,7 +147,7 @@ func TestEvalWithoutOllama(t *testing.T) {
 	if t5 := out.Setups[0].Overall.Top5; t5 == nil || t5.MeanLines <= 0 {
 		t.Fatalf("lore's top 5: %+v", t5)
 	}
-	if b := out.Baseline; b == nil || b.Top5 == nil || b.Top5.MeanLines <= 0 || b.Top5.MeanLines > baselineWindow {
+	if b := out.Baseline; b == nil || b.Top5 == nil || b.Top5.MeanLines <= 0 || b.Top5.MeanLines > eval.BaselineWindow {
 		t.Fatalf("baseline's top 5: %+v", b)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -93,9 +92,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return err
 	}
 	if opts.json {
-		enc := json.NewEncoder(termsafe.JSON(streams.Out))
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return writeJSON(streams.Out, sum)
 	}
 	if !opts.quiet {
 		printSummary(streams.Err, sum)

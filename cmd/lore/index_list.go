@@ -44,11 +44,12 @@ func newIndexListCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 }
 
 func runIndexList(ctx context.Context, cfg config.Config, asJSON bool, streams *ioStreams) error {
-	st, err := app.OpenStore(cfg)
+	eng, err := indexEngine(cfg)
 	if err != nil {
 		return err
 	}
-	list, err := st.List(ctx)
+	defer eng.Close()
+	list, err := eng.ListIndexes(ctx)
 	if err != nil {
 		return err
 	}
@@ -136,6 +137,12 @@ func storeWhere(cfg config.Config) string {
 		return "the Weaviate cluster at " + cfg.WeaviateEndpoints + " (collections " + cfg.WeaviateCollectionPrefix + "_*)"
 	}
 	return cfg.IndexesDir()
+}
+
+// indexEngine is the engine as the commands that manage indexes need it:
+// no reranker, nothing asked of Ollama.
+func indexEngine(cfg config.Config) (*app.Engine, error) {
+	return app.Open(app.Options{Config: cfg, NoRerank: true, Dial: dialer()})
 }
 
 // openIndex opens the configured index of the configured store.

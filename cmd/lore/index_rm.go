@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
@@ -72,11 +71,12 @@ func runIndexRm(ctx context.Context, cfg config.Config, opts *indexRmOptions, st
 			return nil
 		}
 	}
-	st, err := app.OpenStore(cfg)
+	eng, err := indexEngine(cfg)
 	if err != nil {
 		return err
 	}
-	in, err := st.Remove(ctx, opts.name, confirm)
+	defer eng.Close()
+	in, err := eng.RemoveIndex(ctx, opts.name, confirm)
 	switch {
 	case errors.Is(err, errKept):
 		fmt.Fprintf(streams.Err, "kept index %s\n", opts.name)
@@ -101,8 +101,9 @@ func holds(in index.Info) string {
 // indexNames lists the indexes there are, for an error naming a missing one.
 func indexNames(ctx context.Context, cfg config.Config) string {
 	var list []index.Info
-	if st, err := app.OpenStore(cfg); err == nil {
-		list, _ = st.List(ctx)
+	if eng, err := indexEngine(cfg); err == nil {
+		list, _ = eng.ListIndexes(ctx)
+		eng.Close()
 	}
 	if len(list) == 0 {
 		return "there are no indexes"

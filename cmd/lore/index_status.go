@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/internal/units"
 	"github.com/lore-cli/lore/wire"
@@ -32,11 +32,12 @@ func newIndexStatusCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 				return err
 			}
 			noteFolderNamed(cmd, streams)
-			store, err := app.OpenStore(cfg)
+			eng, err := indexEngine(cfg)
 			if err != nil {
 				return err
 			}
-			st, err := store.Status(cmd.Context(), cfg.Index)
+			defer eng.Close()
+			st, err := eng.IndexStatus(cmd.Context(), cfg.Index)
 			if err != nil {
 				return err
 			}
@@ -77,7 +78,7 @@ func printStatus(w io.Writer, s index.Status) {
 		return
 	}
 	fmt.Fprintf(w, "documents  %d%s\n", s.Documents, byKind(s.DocumentsByKind))
-	fmt.Fprintf(w, "chunks     %d (%d prose, %d code, %d table)\n", s.Chunks, s.ChunksByKind[index.KindProse], s.ChunksByKind[index.KindCode], s.ChunksByKind[index.KindTable])
+	fmt.Fprintf(w, "chunks     %d (%d prose, %d code, %d table)\n", s.Chunks, s.ChunksByKind[ingest.KindProse], s.ChunksByKind[ingest.KindCode], s.ChunksByKind[ingest.KindTable])
 	if s.Embedder == "none" {
 		fmt.Fprintf(w, "embedder   none (lexical search only)\n")
 	} else {

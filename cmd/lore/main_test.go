@@ -35,10 +35,9 @@ func newEnv(t testing.TB) *env {
 }
 
 type run struct {
-	code        int
-	stdout      string
-	stderr      string
-	stdoutLines []string
+	code   int
+	stdout string
+	stderr string
 }
 
 func (e *env) run(tty bool, args ...string) run {

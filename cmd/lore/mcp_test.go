@@ -15,6 +15,8 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/mcpserve"
 )
@@ -107,8 +109,8 @@ func mcpHTTP(t *testing.T, token string) *httptest.Server {
 	cfg.DataDir = t.TempDir()
 	cfg.Reranker = "none"
 	cfg.OllamaHost = ollamatest.ClosedAddr(t)
-	if _, err := index.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{sampleDocs(t)},
-		MaxFileSize: 1 << 20, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{sampleDocs(t)},
+		MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	eng, err := app.Open(app.Options{Config: cfg})

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/benchdata"
 	"github.com/lore-cli/lore/internal/testmodels"
 )
@@ -357,9 +359,9 @@ func runFreeBuild(specJSON string) int {
 		return 1
 	}
 	opt := index.BuildOptions{Name: "default", Paths: []string{spec.Src}, Embedder: &freeEmbedder{model: spec.Model, dim: spec.Dim, rng: rand.New(rand.NewSource(1))},
-		EmbedBatchSize: 64, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+		EmbedBatchSize: 64, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
 	start := time.Now()
-	if _, err := index.Build(context.Background(), spec.Dir, opt); err != nil {
+	if _, err := local.Build(context.Background(), spec.Dir, opt); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -425,7 +427,7 @@ func benchAskRSS(b *testing.B, host string, m benchModels, files int) {
 	dir := filepath.Join(e.home, "data", "lore", "indexes", "default")
 	build, dim := freeBuild(b, host, m.embed, src, dir)
 	withTinyReranker(b, e)
-	ix, err := index.Open(dir, "default")
+	ix, err := local.Open(dir, "default")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -90,8 +90,10 @@ func (s *ioStreams) styled(tty bool) bool {
 	return tty && s.Getenv("NO_COLOR") == "" && s.Getenv("TERM") != "dumb"
 }
 
-// writeJSON prints v as every --json does: indented, and with no byte a
-// terminal would obey.
+// writeJSON prints v as every --json does, so that one command's output
+// reads like another's: indented (the shape lore index, search and ask
+// always printed, which scripts and golden files pin), and with no byte a
+// terminal would obey. JSONL (lore eval generate) is a format, not --json.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(termsafe.JSON(w))
 	enc.SetIndent("", "  ")

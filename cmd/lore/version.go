@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/lore-cli/lore/internal/termsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (make
@@ -30,9 +27,7 @@ recorded), the commit it was built from, and the Go toolchain.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := currentVersion()
 			if asJSON {
-				enc := json.NewEncoder(termsafe.JSON(streams.Out))
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return writeJSON(streams.Out, v)
 			}
 			fmt.Fprintln(streams.Out, v.line())
 			return nil

@@ -1,6 +1,8 @@
 package bm25
 
 import (
+	"github.com/lore-cli/lore/index/analysis"
+
 	"encoding/binary"
 	"sort"
 )
@@ -28,7 +30,7 @@ func NewPending() *Pending {
 }
 
 // Add takes chunk id's terms; ids must come in ascending order.
-func (p *Pending) Add(id int64, d Doc) {
+func (p *Pending) Add(id int64, d analysis.Doc) {
 	p.lens[id] = [2]uint32{d.BodyLen, d.IdentsLen}
 	p.last = id
 	for _, t := range d.Terms {
@@ -70,8 +72,8 @@ func (p *Pending) Each(params Params, avg Averages, fn func(term string, l *List
 			f := pl.data[at : at+4]
 			at += 4
 			lens := p.lens[id]
-			tf := TermFreq{Path: f[0], Heading: f[1], Body: f[2], Idents: f[3]}
-			l.Add(id, params.Impact(tf, Doc{BodyLen: lens[0], IdentsLen: lens[1]}, avg))
+			tf := analysis.TermFreq{Path: f[0], Heading: f[1], Body: f[2], Idents: f[3]}
+			l.Add(id, params.Impact(tf, analysis.Doc{BodyLen: lens[0], IdentsLen: lens[1]}, avg))
 		}
 		if err := fn(term, &l); err != nil {
 			return err

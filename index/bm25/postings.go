@@ -1,6 +1,12 @@
+// Package bm25 is lore's keyword ranking: BM25F impacts quantised to a
+// byte, the encoding of posting lists, segments pending a write, MaxScore
+// top-k over them and a proximity re-rank. Terms come from package
+// analysis; package local stores the lists in SQLite and feeds them back.
 package bm25
 
 import (
+	"github.com/lore-cli/lore/index/analysis"
+
 	"encoding/binary"
 	"errors"
 	"math"
@@ -44,7 +50,7 @@ type Averages struct{ Body, Idents float64 }
 // sums the fields' weighted, length-normalised frequencies, quantised to a
 // byte: with it stored, a query needs neither the chunk's lengths nor its
 // frequencies. A present term is never 0.
-func (p Params) Impact(t TermFreq, d Doc, avg Averages) uint8 {
+func (p Params) Impact(t analysis.TermFreq, d analysis.Doc, avg Averages) uint8 {
 	norm := func(f Field, n uint32, avg float64) float64 {
 		if f.B == 0 || avg <= 0 {
 			return 1

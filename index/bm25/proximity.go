@@ -1,6 +1,8 @@
 package bm25
 
 import (
+	"github.com/lore-cli/lore/index/analysis"
+
 	"unicode"
 	"unicode/utf8"
 )
@@ -103,7 +105,7 @@ func (p *Proximity) flush(line int) {
 	if !ok {
 		qi = -1
 		if p.short || len(p.buf) < 2 || p.prefix[[2]byte{p.buf[0], p.buf[1]}] || !ascii(p.buf) {
-			word(string(p.buf), func(t string) {
+			analysis.Word(string(p.buf), func(t string) {
 				if i, ok := p.want[t]; ok {
 					qi = i
 				}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/benchdata"
 	"github.com/lore-cli/lore/internal/weaviatetest"
@@ -75,7 +77,7 @@ func BenchmarkStores(b *testing.B) {
 			switch kind {
 			case "local":
 				dir := b.TempDir()
-				st = index.Local{Parent: dir}
+				st = local.Store{Parent: dir}
 				mem = func() (float64, float64) { return selfRSSMiB(), float64(benchdata.DirSize(dir)) }
 			default:
 				n := 1
@@ -104,7 +106,7 @@ func BenchmarkStores(b *testing.B) {
 			rss0, disk0 := mem()
 			t := time.Now()
 			sum, err := st.Build(ctx, index.BuildOptions{Name: "bench", Paths: []string{corpus}, Embedder: emb, EmbedBatchSize: 256,
-				Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
+				Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -159,7 +161,7 @@ func BenchmarkStores(b *testing.B) {
 			fh.Close()
 			t = time.Now()
 			upd, err := st.Build(ctx, index.BuildOptions{Name: "bench", Paths: []string{corpus}, Embedder: emb, EmbedBatchSize: 256,
-				Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
+				Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20})
 			if err != nil || upd.FilesIndexed != 1 {
 				b.Fatalf("update of one file: %+v %v", upd, err)
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/weaviatetest"
 	"github.com/lore-cli/lore/internal/wordvec"
@@ -90,9 +92,9 @@ func TestEvalStores(t *testing.T) {
 	ctx := context.Background()
 	emb := wordvec.Embedder{Dim: 256}
 	opt := index.BuildOptions{Name: "eval", Paths: []string{corpus}, Embedder: emb, EmbedBatchSize: 256,
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
 
-	local := index.Local{Parent: t.TempDir()}
+	local := local.Store{Parent: t.TempDir()}
 	if _, err := local.Build(ctx, opt); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/weaviatetest"
 	"github.com/lore-cli/lore/internal/wordvec"
@@ -28,8 +30,8 @@ func TestHealthyClusterLosesNoChunk(t *testing.T) {
 	c := weaviatetest.Start(t, 3)
 	ctx := context.Background()
 	opt := index.BuildOptions{Paths: []string{"../../docs"}, Embedder: wordvec.Embedder{Dim: 64},
-		Chunk: index.ChunkOptions{Size: 1200, Overlap: 150}, MaxFileSize: 4 << 20, Workers: 2}
-	local := index.Local{Parent: t.TempDir()}
+		Chunk: ingest.ChunkOptions{Size: 1200, Overlap: 150}, MaxFileSize: 4 << 20, Workers: 2}
+	local := local.Store{Parent: t.TempDir()}
 	lopt := opt
 	lopt.Name = "docs"
 	if _, err := local.Build(ctx, lopt); err != nil {

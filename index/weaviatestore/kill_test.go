@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/benchdata"
 	"github.com/lore-cli/lore/internal/weaviatetest"
@@ -33,7 +35,7 @@ func chunkSet(t *testing.T, st index.Store, name string) []string {
 	}
 	out := make([]string, len(hits))
 	for i, h := range hits {
-		c := index.Chunk{Start: h.Start, End: h.End, Heading: h.Heading, Kind: h.Kind, Text: h.Text}
+		c := ingest.Chunk{Start: h.Start, End: h.End, Heading: h.Heading, Kind: h.Kind, Text: h.Text}
 		out[i] = h.Path + ":" + c.Hash()
 	}
 	sort.Strings(out)
@@ -75,8 +77,8 @@ func TestKillFollowerThenLeaderWhileIndexing(t *testing.T) {
 	}
 	ctx := context.Background()
 	opt := index.BuildOptions{Name: "kills", Paths: []string{corpus}, Embedder: wordvec.Embedder{Dim: 64}, EmbedBatchSize: 64,
-		Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20, Workers: 2}
-	local := index.Local{Parent: t.TempDir()}
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20, Workers: 2}
+	local := local.Store{Parent: t.TempDir()}
 	if _, err := local.Build(ctx, opt); err != nil {
 		t.Fatal(err)
 	}

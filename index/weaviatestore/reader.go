@@ -2,12 +2,9 @@ package weaviatestore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,7 +16,8 @@ import (
 	"unicode"
 
 	"github.com/lore-cli/lore/index"
-	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/ingest"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
@@ -150,25 +148,12 @@ func (v *view) hit(c chunkObj) index.Hit {
 // an identifier that matches says more than the body.
 var bm25Props = []string{"terms", "heading_terms^2", "identifiers^2", "path_terms"}
 
-func setDefaults(opt *index.SearchOptions) {
-	def := index.DefaultSearchOptions()
-	if opt.Limit <= 0 {
-		opt.Limit = def.Limit
-	}
-	if opt.Depth <= 0 {
-		opt.Depth = def.Depth
-	}
-	if opt.RRFK <= 0 {
-		opt.RRFK = def.RRFK
-	}
-}
-
 // SearchVector searches by BM25 and, when vec is given and the index has
 // vectors, by vector, each for opt.Depth candidates, and fuses the two
 // with lore's RRF (score = sum of 1/(k + rank)), as the local store does;
 // or, with Config.Hybrid "weaviate", asks Weaviate's own hybrid search.
 func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, opt index.SearchOptions, embed time.Duration) (index.Results, error) {
-	setDefaults(&opt)
+	opt = opt.WithDefaults()
 	res := index.Results{Mode: "lexical", Timings: index.Timings{Embed: embed}}
 	v := r.view(ctx)
 	dim := r.dim(ctx)
@@ -215,7 +200,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	}
 	t := time.Now()
 	objs := map[int64]chunkObj{}
-	words := bm25.QueryWords(query)
+	words := analysis.QueryWords(query)
 	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
 	for i, o := range lex {
 		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o), o
@@ -249,7 +234,7 @@ func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, v
 		return res, r.damaged(ctx, err, "search index "+strconv.Quote(r.name))
 	}
 	res.Timings.Vector = time.Since(t)
-	words := bm25.QueryWords(query)
+	words := analysis.QueryWords(query)
 	for _, o := range objs {
 		h := v.hit(o)
 		h.Score, _ = strconv.ParseFloat(o.Additional.Score, 64)
@@ -293,111 +278,54 @@ func cleanQuery(q string) string {
 // holds them (OLLAMA_HOST → ollamahost), so that a query naming one finds
 // the chunks that hold it first.
 func bm25Query(q string) string {
-	t := terms(q)
-	if id := identifiers(q); id != "" {
+	t := analysis.TermText(q)
+	if id := analysis.IdentifierText(q); id != "" {
 		t += " " + id
 	}
 	return t
 }
 
-// coverage is the share of the query's content words the chunk holds, in
-// its heading, text or identifiers (approximately as the local store
-// counts: its stems, not its postings).
-func coverage(words []bm25.QueryWord, o chunkObj) float64 {
+// coverage is analysis.Coverage over the chunk's terms as the analyser
+// gives them, the local store's postings for the same chunk.
+func coverage(words []analysis.QueryWord, o chunkObj) float64 {
 	if len(words) == 0 {
 		return 0
 	}
-	terms := map[string]bool{}
-	bm25.Words(o.Heading+"\n"+o.Text, func(t string) { terms[t] = true })
-	for _, f := range strings.FieldsFunc(o.Text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
-		bm25.Parts(f, func(t string) { terms[t] = true })
+	d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text})
+	terms := make(map[string]bool, len(d.Terms))
+	for _, t := range d.Terms {
+		terms[t.Term] = true
 	}
-	idents := map[string]bool{}
-	for _, id := range strings.Fields(o.Identifiers) {
-		idents[id] = true
-	}
-	held := 0
-	for _, w := range words {
-		if terms[w.Term] || w.Ident != "" && idents[strings.TrimPrefix(w.Ident, bm25.IdentPrefix)] {
-			held++
-		}
-	}
-	return float64(held) / float64(len(words))
+	return analysis.Coverage(words, func(t string) bool { return terms[t] })
 }
 
 func sourceDir(root, rel string) string  { return index.Source{Root: root}.Dir(rel) }
 func joinSource(root, rel string) string { return index.Source{Root: root}.Join(rel) }
 
-// docRef is a document the index holds, found by its path.
-type docRef struct {
-	src       index.Source
-	root, rel string // root: the folder rel is relative to
-	doc       docObj
-}
-
-// document finds the document p names, as the local store does: relative
-// to one of the sources, or absolute. Only documents the index holds.
-func (r *Reader) document(ctx context.Context, p string) (docRef, error) {
-	if strings.TrimSpace(p) == "" {
-		return docRef{}, fmt.Errorf("%w: the path is empty", index.ErrNotIndexed)
-	}
-	sources := r.view(ctx).sources
-	roots := make([]string, len(sources))
-	for i, s := range sources {
-		roots[i] = s.Root
-	}
-	var cands []docRef
-	if filepath.IsAbs(p) {
-		clean := filepath.Clean(p)
-		for _, s := range sources {
-			for _, dir := range []string{s.Root, filepath.Dir(s.Root)} {
-				if rel, err := filepath.Rel(dir, clean); err == nil && filepath.IsLocal(rel) {
-					cands = append(cands, docRef{src: s, rel: filepath.ToSlash(rel)})
-				}
-			}
-		}
-	} else {
-		if !filepath.IsLocal(p) {
-			return docRef{}, fmt.Errorf("%w: %s leads outside the index's sources (%s)", index.ErrNotIndexed, p, strings.Join(roots, ", "))
-		}
-		for _, s := range sources {
-			cands = append(cands, docRef{src: s, rel: filepath.ToSlash(filepath.Clean(p))})
-		}
-	}
-	var found []docRef
-	if len(cands) > 0 {
+// document finds the document p names (index.FindDocument).
+func (r *Reader) document(ctx context.Context, p string) (index.DocPath, *docObj, error) {
+	return index.FindDocument(r.name, p, r.view(ctx).sources, func(cands []index.DocPath) ([]*docObj, error) {
 		ids := make([]string, len(cands))
 		for i, c := range cands {
-			ids[i] = docUUID(c.src.ID, c.rel)
+			ids[i] = docUUID(c.Source.ID, c.Rel)
 		}
 		var docs []docObj
 		err := r.s.get(ctx, r.docs, func(b *graphql.GetBuilder) *graphql.GetBuilder {
 			return b.WithWhere(idIn(ids)).WithFields(fields(docFields...)...).WithLimit(len(ids))
 		}, &docs)
 		if err != nil {
-			return docRef{}, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
+			return nil, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 		}
-		for _, c := range cands {
+		held := make([]*docObj, len(cands))
+		for i, c := range cands {
 			for _, d := range docs {
-				if d.SourceID != c.src.ID || d.Path != c.rel || d.Status != index.StatusIndexed {
-					continue
-				}
-				c.doc, c.root = d, sourceDir(c.src.Root, c.rel)
-				if !filepath.IsAbs(p) || filepath.Join(c.root, c.rel) == filepath.Clean(p) {
-					found = append(found, c)
+				if d.SourceID == c.Source.ID && d.Path == c.Rel && d.Status == index.StatusIndexed {
+					held[i] = &d
 				}
 			}
 		}
-	}
-	switch len(found) {
-	case 0:
-		return docRef{}, fmt.Errorf("%w %q: %s is not a file it holds (its sources: %s); search returns the paths it holds",
-			index.ErrNotIndexed, r.name, p, strings.Join(roots, ", "))
-	case 1:
-		return found[0], nil
-	}
-	return docRef{}, fmt.Errorf("%w: %s is in more than one source of index %q (%s and %s): give the source joined to the path",
-		index.ErrNotIndexed, p, r.name, found[0].root, found[1].root)
+		return held, nil
+	})
 }
 
 // maxPassageChunks bounds the chunks one passage reads.
@@ -408,24 +336,18 @@ const maxPassageChunks = 2000
 // p names, rebuilt from the chunks the index holds: the cluster's index
 // may have been built on another machine, so the file is not read.
 func (r *Reader) ReadPassage(ctx context.Context, p string, start, end, maxLines int) (index.Passage, error) {
-	if start < 0 || end < 0 || (end > 0 && end < start) {
-		return index.Passage{}, fmt.Errorf("lines %d-%d: give 1 <= start_line <= end_line", start, end)
+	if err := index.CheckLineRange(start, end); err != nil {
+		return index.Passage{}, err
 	}
-	d, err := r.document(ctx, p)
+	doc, d, err := r.document(ctx, p)
 	if err != nil {
 		return index.Passage{}, err
 	}
-	out := index.Passage{Source: d.root, Path: d.rel, FromChunks: true}
-	s, e := start, end
-	if s == 0 {
-		s = 1
-	}
-	if e == 0 {
-		e = 1<<31 - 1
-	}
+	out := index.Passage{Source: doc.Dir(), Path: doc.Rel}
+	s, e := index.LineRange(start, end, 1<<31-1)
 	var chunks []chunkObj
 	err = r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
-		return b.WithWhere(and(idIs("doc_id", int64(d.doc.DocID)),
+		return b.WithWhere(and(idIs("doc_id", int64(d.DocID)),
 			filters.Where().WithPath([]string{"end_line"}).WithOperator(filters.GreaterThanEqual).WithValueInt(int64(s)),
 			filters.Where().WithPath([]string{"start_line"}).WithOperator(filters.LessThanEqual).WithValueInt(int64(e)))).
 			WithFields(append(fields("ord", "start_line", "end_line", "text"), additional("id"))...).WithLimit(maxPassageChunks)
@@ -434,23 +356,11 @@ func (r *Reader) ReadPassage(ctx context.Context, p string, start, end, maxLines
 		return out, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
 	sort.Slice(chunks, func(i, j int) bool { return chunks[i].Ord < chunks[j].Ord })
-	var texts []string
-	for _, c := range chunks {
-		if out.Start == 0 || c.StartLine < out.Start {
-			out.Start = c.StartLine
-		}
-		if maxLines > 0 && out.End > 0 && c.EndLine-out.Start+1 > maxLines {
-			out.Truncated = true
-			break
-		}
-		out.End = max(out.End, c.EndLine)
-		texts = append(texts, c.Text)
+	pcs := make([]index.PassageChunk, len(chunks))
+	for i, c := range chunks {
+		pcs[i] = index.PassageChunk{Start: c.StartLine, End: c.EndLine, Text: c.Text}
 	}
-	if len(texts) == 0 {
-		return out, fmt.Errorf("%s: the index holds no text at lines %d-%d", filepath.Join(d.root, d.rel), s, e)
-	}
-	out.Text = strings.Join(texts, "\n\n")
-	return out, nil
+	return index.StitchPassage(out, pcs, start, end, maxLines)
 }
 
 // SampleChunks returns up to n chunks of at least minChars characters,
@@ -568,43 +478,11 @@ func (r *Reader) Changed(ctx context.Context, dir, rel string) (bool, error) {
 	if len(docs) == 0 || docs[0].Status != index.StatusIndexed {
 		return true, nil
 	}
-	d := docs[0].state()
-	path := filepath.Join(dir, rel)
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil || fi.Size() != d.Size || !fi.Mode().IsRegular():
-		return true, nil
-	case fi.ModTime().UnixNano() == d.MTimeNS:
-		return false, nil
-	}
-	h, err := fileHash(path, d.Size)
-	return err != nil || h != d.Hash, nil
+	return index.FileChanged(filepath.Join(dir, rel), docs[0].state()), nil
 }
 
-// fileHash is what the index records of a file's bytes (package index's
-// contentHash: the first 16 bytes of SHA-256, in hex), reading at most
-// limit+1 bytes.
-func fileHash(path string, limit int64) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, limit+1))
-	if err != nil {
-		return "", err
-	}
-	if n > limit {
-		return "", errors.New("grew")
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), nil
-}
-
-// Status gathers the index's numbers. Changed lists the documents that
-// are gone or differ in size or mtime on this machine; a file added to a
-// source since the build is not found (that needs a walk of the sources,
-// which `lore index` does).
+// Status gathers the index's numbers; Changed is index.Changes: what
+// `lore index` on this machine would change.
 func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	st := index.Status{Index: r.name, Path: r.s.endpoints() + " " + r.chunks, Sources: []string{}, Skipped: []index.SkippedFile{},
 		Changed: []index.Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}}
@@ -620,32 +498,26 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 		}
 		return st, err
 	}
-	onDisk := map[int64]bool{}
-	for _, s := range v.sources {
-		_, err := os.Stat(s.Root)
-		onDisk[s.ID] = err == nil
-	}
+	held := map[int64]map[string]index.DocState{}
 	err := r.s.scanDocs(ctx, r.docs, func(d docObj) {
 		root := v.roots[d.SourceID]
+		if held[d.SourceID] == nil {
+			held[d.SourceID] = map[string]index.DocState{}
+		}
+		held[d.SourceID][d.Path] = d.state()
 		switch d.Status {
 		case index.StatusSkipped:
 			st.Skipped = append(st.Skipped, index.SkippedFile{Path: joinSource(root, d.Path), Reason: d.Reason})
 		case index.StatusIndexed:
 			st.Documents++
-			st.DocumentsByKind[index.FileKind(d.Path)]++
-			if onDisk[d.SourceID] {
-				ds := d.state()
-				switch fi, err := os.Stat(joinSource(root, d.Path)); {
-				case err != nil:
-					st.Changed = append(st.Changed, index.Change{Path: joinSource(root, d.Path), Change: "deleted"})
-				case fi.Size() != ds.Size || fi.ModTime().UnixNano() != ds.MTimeNS:
-					st.Changed = append(st.Changed, index.Change{Path: joinSource(root, d.Path), Change: "modified"})
-				}
-			}
+			st.DocumentsByKind[ingest.FileKind(d.Path)]++
 		}
 	})
 	if err != nil {
 		return st, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
+	}
+	if st.Changed, err = index.Changes(v.sources, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
+		return st, err
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {
 		return st, err
@@ -659,7 +531,6 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	st.BuiltAt = unixTime(v.meta["built_at"])
 	st.ChunksByKind = r.chunksByKind(ctx)
 	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Path < st.Skipped[j].Path })
-	sort.Slice(st.Changed, func(i, j int) bool { return st.Changed[i].Path < st.Changed[j].Path })
 	return st, nil
 }
 

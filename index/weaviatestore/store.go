@@ -632,7 +632,7 @@ func (s *Store) Build(ctx context.Context, opt index.BuildOptions) (index.Summar
 
 // count is how many objects class holds, by an Aggregate bounded by a
 // short deadline. With a node down, Aggregate waits on the dead node
-// rather than ask a replica (scripts/weaviate-notes.md): past the deadline
+// rather than ask a replica (docs/weaviate.md): past the deadline
 // the objects' ids are counted by a cursor scan instead (exact, but a
 // pass over the collection), and for a minute the store counts that way
 // without trying Aggregate again. The nodes' shard statistics are no

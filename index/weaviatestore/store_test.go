@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-openapi/strfmt"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/weaviatetest"
 	"github.com/weaviate/weaviate/entities/models"
 )
@@ -109,16 +110,16 @@ var (
 	eGarden   = []float32{0, 1, 0, 0}
 	eUser     = []float32{0, 0, 1, 0}
 	eDecoy    = []float32{0, 0, 0, 1}
-	chOllama  = index.Chunk{Start: 1, End: 3, Heading: "Configuration", Kind: "prose", Text: "Set OLLAMA_HOST to point lore at another server."}
-	chGarden  = index.Chunk{Start: 5, End: 9, Heading: "Elsewhere", Kind: "prose", Text: "Unrelated prose about gardening and ripe tomatoes in summer."}
-	chUser    = index.Chunk{Start: 1, End: 4, Kind: "code", Text: "func getUserById(id int) (*User, error) {\n\treturn db.find(id)\n}"}
-	chDecoy   = index.Chunk{Start: 6, End: 8, Kind: "code", Text: "// the ollama host: ollama runs on a host, the host of ollama, host host"}
-	chReplace = index.Chunk{Start: 1, End: 2, Heading: "Configuration", Kind: "prose", Text: "Lore reads its settings from config.yaml now."}
+	chOllama  = ingest.Chunk{Start: 1, End: 3, Heading: "Configuration", Kind: "prose", Text: "Set OLLAMA_HOST to point lore at another server."}
+	chGarden  = ingest.Chunk{Start: 5, End: 9, Heading: "Elsewhere", Kind: "prose", Text: "Unrelated prose about gardening and ripe tomatoes in summer."}
+	chUser    = ingest.Chunk{Start: 1, End: 4, Kind: "code", Text: "func getUserById(id int) (*User, error) {\n\treturn db.find(id)\n}"}
+	chDecoy   = ingest.Chunk{Start: 6, End: 8, Kind: "code", Text: "// the ollama host: ollama runs on a host, the host of ollama, host host"}
+	chReplace = ingest.Chunk{Start: 1, End: 2, Heading: "Configuration", Kind: "prose", Text: "Lore reads its settings from config.yaml now."}
 )
 
-func fileUpdate(src int64, path string, pieces ...index.Chunk) index.FileUpdate {
+func fileUpdate(src int64, path string, pieces ...ingest.Chunk) index.FileUpdate {
 	return index.FileUpdate{SourceID: src, Path: path, Size: 100, MTimeNS: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC).UnixNano(),
-		Hash: "h-" + path + "-" + pieces[0].Hash(), Status: index.StatusIndexed, Chunker: "test", Pieces: pieces}
+		Hash: "h-" + path + "-" + pieces[0].Hash(), Status: index.StatusIndexed, Chunker: "test", Chunks: pieces}
 }
 
 func newStore(t *testing.T, c *weaviatetest.Cluster, prefix string, mod ...func(*Config)) *Store {
@@ -154,7 +155,7 @@ func write(t *testing.T, w *Writer, vecs map[string][]float32, files ...index.Fi
 	var hashes []string
 	var vs [][]float32
 	for _, f := range files {
-		for _, p := range f.Pieces {
+		for _, p := range f.Chunks {
 			if v, ok := vecs[p.Text]; ok {
 				hashes, vs = append(hashes, p.Hash()), append(vs, v)
 			}
@@ -392,7 +393,7 @@ func TestSingleNode(t *testing.T) {
 
 	t.Run("vectors", func(t *testing.T) {
 		w := begin(t, s, "docs", false)
-		h1, h2 := index.Chunk{Text: "one"}.Hash(), index.Chunk{Text: "two"}.Hash()
+		h1, h2 := ingest.Chunk{Text: "one"}.Hash(), ingest.Chunk{Text: "two"}.Hash()
 		if err := w.PutVectors(ctx, []string{h1}, [][]float32{{0, 0, 0.5, 0.5}}); err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +407,7 @@ func TestSingleNode(t *testing.T) {
 			t.Errorf("MissingVectors from a new writer: %v %v", m, err)
 		}
 		// A chunk whose vector a previous run stored gets it from there.
-		write(t, w, nil, fileUpdate(src.ID, "one.txt", index.Chunk{Start: 1, End: 1, Kind: "prose", Text: "one"}))
+		write(t, w, nil, fileUpdate(src.ID, "one.txt", ingest.Chunk{Start: 1, End: 1, Kind: "prose", Text: "one"}))
 		publish(t, w)
 		res := search(t, open(t, s, "docs"), "", []float32{0, 0, 0.5, 0.5}, index.SearchOptions{NoLexical: true, Limit: 1})
 		if len(res.Hits) != 1 || res.Hits[0].Path != "one.txt" {
@@ -580,7 +581,7 @@ func TestSingleNode(t *testing.T) {
 		fi, _ := os.Stat(path)
 		sum := sha256.Sum256(data)
 		up := index.FileUpdate{Path: "a.md", Size: fi.Size(), MTimeNS: fi.ModTime().UnixNano(), Hash: hex.EncodeToString(sum[:16]),
-			Status: index.StatusIndexed, Chunker: "test", Pieces: []index.Chunk{{Start: 1, End: 1, Kind: "prose", Text: "Set OLLAMA_HOST first."}}}
+			Status: index.StatusIndexed, Chunker: "test", Chunks: []ingest.Chunk{{Start: 1, End: 1, Kind: "prose", Text: "Set OLLAMA_HOST first."}}}
 		w := begin(t, s, "disk", false)
 		src, err := w.AddSource(ctx, dir)
 		if err != nil {

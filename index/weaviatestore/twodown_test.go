@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/index/weaviatestore"
 	"github.com/lore-cli/lore/internal/weaviatetest"
 )
@@ -32,7 +33,7 @@ func TestAllButOneNodeDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := index.BuildOptions{Name: "down", Paths: []string{dir}, Chunk: index.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 1 << 20}
+	opt := index.BuildOptions{Name: "down", Paths: []string{dir}, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 1 << 20}
 	if _, err := st.Build(ctx, opt); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,8 @@ import (
 
 	"github.com/go-openapi/strfmt"
 	"github.com/lore-cli/lore/index"
-	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/ingest"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
@@ -313,6 +314,24 @@ func (w *Writer) genState() *genState {
 }
 
 // PreviousSources are the roots a rebuild with no paths starts from.
+// analysed is a chunk's keyword properties, as lore's analyser gives
+// them (see schema.go).
+type analysed struct{ terms, headingTerms, identifiers string }
+
+// Prepare analyses f's chunks for the keyword properties on a build
+// worker (index.Writer).
+func (w *Writer) Prepare(f *index.FileUpdate) {
+	out := make([]analysed, len(f.Chunks))
+	for i, p := range f.Chunks {
+		out[i] = analyse(p)
+	}
+	f.Prepared = out
+}
+
+func analyse(p ingest.Chunk) analysed {
+	return analysed{analysis.TermText(p.Text), analysis.TermText(p.Heading), valid(analysis.IdentifierText(p.Heading + "\n" + p.Text))}
+}
+
 func (w *Writer) PreviousSources(ctx context.Context) ([]string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -555,54 +574,11 @@ func (w *Writer) vectorsFor(ctx context.Context, hashes []string) (map[string][]
 // the same objects.
 func version(f index.FileUpdate) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00", len(f.Pieces), f.Status)
-	for _, p := range f.Pieces {
+	fmt.Fprintf(h, "%d\x00%s\x00", len(f.Chunks), f.Status)
+	for _, p := range f.Chunks {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00", p.Hash(), p.Start, p.End, p.Kind)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// terms are text's words as lore's own keyword index holds them
-// (lowercased, diacritics removed, Porter-stemmed, stopwords dropped),
-// space separated: BM25 over them, tokenized on whitespace, matches
-// "retention" with "retained" as the local store does.
-func terms(text string) string {
-	var b strings.Builder
-	bm25.Words(text, func(w string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(w)
-	})
-	return b.String()
-}
-
-// identifiers are the compound names of a chunk, squashed as package bm25
-// squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
-// and its camelCase words lowercased (getUserById → getuserbyid), space
-// separated: the identifiers property, tokenized on whitespace.
-func identifiers(text string) string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(w string) {
-		if !seen[w] {
-			seen[w] = true
-			out = append(out, w)
-		}
-	}
-	bm25.Identifiers(text, add)
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
-		camel := false
-		bm25.Parts(w, func(string) { camel = true })
-		if camel && len(w) > 2 {
-			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-func isAlnum(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && (r != utf8.RuneError)
 }
 
 func valid(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
@@ -618,7 +594,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	}
 	var hashes []string
 	for _, f := range files {
-		for _, p := range f.Pieces {
+		for _, p := range f.Chunks {
 			hashes = append(hashes, p.Hash())
 		}
 	}
@@ -634,11 +610,19 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	keep := map[int64]string{}
 	for _, f := range files {
 		did, ver, root := docID(f.SourceID, f.Path), version(f), w.root(f.SourceID)
-		for i, p := range f.Pieces {
+		prepared, _ := f.Prepared.([]analysed)
+		pathTerms := analysis.TermText(f.Path)
+		for i, p := range f.Chunks {
 			h := p.Hash()
+			a := analysed{}
+			if i < len(prepared) {
+				a = prepared[i]
+			} else {
+				a = analyse(p)
+			}
 			props := map[string]any{
-				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": valid(identifiers(p.Heading + "\n" + p.Text)),
-				"terms": terms(p.Text), "heading_terms": terms(p.Heading), "path_terms": terms(f.Path),
+				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": a.identifiers,
+				"terms": a.terms, "heading_terms": a.headingTerms, "path_terms": pathTerms,
 				"path": valid(f.Path), "source": valid(root), "source_id": f.SourceID, "doc_id": idText(did),
 				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
@@ -655,7 +639,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 		docObjs = append(docObjs, &models.Object{Class: w.docs, ID: strfmt.UUID(docUUID(f.SourceID, f.Path)), Properties: map[string]any{
 			"doc_id": idText(did), "source_id": f.SourceID, "path": valid(f.Path), "size": idText(f.Size), "mtime_ns": strconv.FormatInt(f.MTimeNS, 10),
 			"hash": f.Hash, "status": f.Status, "reason": valid(f.Reason), "chunker": valid(f.Chunker), "indexed_at": now,
-			"chunks": len(f.Pieces), "version": ver,
+			"chunks": len(f.Chunks), "version": ver,
 		}})
 	}
 	if err := w.s.insert(ctx, "write chunks", chunkObjs, nil); err != nil {
@@ -670,7 +654,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	for _, f := range files {
 		if f.Status == index.StatusIndexed {
 			did := docID(f.SourceID, f.Path)
-			w.written[did] = docObj{DocID: textInt(did), SourceID: f.SourceID, Path: f.Path, Status: f.Status, Chunks: len(f.Pieces), Version: keep[did]}
+			w.written[did] = docObj{DocID: textInt(did), SourceID: f.SourceID, Path: f.Path, Status: f.Status, Chunks: len(f.Chunks), Version: keep[did]}
 		}
 	}
 	for _, h := range hashes {

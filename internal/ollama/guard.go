@@ -114,9 +114,9 @@ func kindOf(path string) kind {
 	return small
 }
 
-// loreDeadline is the cause of a context lore cancelled on its deadline,
+// errLoreDeadline is the cause of a context lore cancelled on its deadline,
 // told apart from the caller's own cancellation.
-var loreDeadline = errors.New("lore's deadline")
+var errLoreDeadline = errors.New("lore's deadline")
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	k := kindOf(req.URL.Path)
@@ -131,7 +131,7 @@ func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	parent := req.Context()
 	ctx, cancel := context.WithCancelCause(parent)
-	timer := time.AfterFunc(deadline, func() { cancel(loreDeadline) })
+	timer := time.AfterFunc(deadline, func() { cancel(errLoreDeadline) })
 	b := &body{g: g, path: path, kind: k, ctx: ctx, parent: parent, cancel: cancel, timer: timer, deadline: deadline, max: limit, slot: slotOf(parent)}
 	resp, err := g.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
@@ -290,7 +290,7 @@ func (b *body) tooLarge() error {
 // explain turns the cancellation by lore's own deadline into an error that
 // says so; the caller's cancellation and other errors pass through.
 func (b *body) explain(err error) error {
-	if context.Cause(b.ctx) != loreDeadline || b.parent.Err() != nil {
+	if context.Cause(b.ctx) != errLoreDeadline || b.parent.Err() != nil {
 		return err
 	}
 	fix := "is it stuck or overloaded? (`ollama ps`, or restart `ollama serve`)"

@@ -12,7 +12,7 @@ import (
 	"hash/fnv"
 	"math"
 
-	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/analysis"
 )
 
 // Embedder implements index.Embedder.
@@ -47,7 +47,7 @@ func (e Embedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32
 // Vector is text's unit vector in dim dimensions.
 func Vector(text string, dim int) []float32 {
 	tf := map[string]int{}
-	bm25.Words(text, func(w string) { tf[w]++ })
+	analysis.Words(text, func(w string) { tf[w]++ })
 	v := make([]float32, dim)
 	for w, n := range tf {
 		h := fnv.New64a()

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/internal/termsafe"
+)
+
+type sessionsShowOptions struct {
+	id   string
+	json bool
+}
+
+func newSessionsShowCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
+	opts := &sessionsShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a conversation's turns and sources",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(cmd, g, streams)
+			if err != nil {
+				return err
+			}
+			opts.id = args[0]
+			return runSessionsShow(cmd.Context(), cfg, opts, streams)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print JSON")
+	return cmd
+}
+
+func runSessionsShow(ctx context.Context, cfg config.Config, opts *sessionsShowOptions, streams *ioStreams) error {
+	st, err := openSessions(cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := st.Get(ctx, opts.id)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		return writeJSON(streams.Out, s)
+	}
+	// Questions, answers and labels were written by the user, the model
+	// and the files: shown without their escape sequences.
+	for _, t := range s.Turns {
+		fmt.Fprintf(streams.Out, "## %d. %s\n\n%s\n\n", t.N, termsafe.Line(t.Question), termsafe.Text(t.Answer))
+		for _, src := range t.Sources {
+			mark := " "
+			if src.Cited {
+				mark = "*"
+			}
+			fmt.Fprintf(streams.Out, "%s[%d] %s\n", mark, src.N, termsafe.Line(src.Label))
+		}
+		fmt.Fprintln(streams.Out)
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package eval
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// The baseline that `lore eval` and `lore search --eval` print beside
+// lore's own scores: plain BM25 (k1 1.2, b 0.75) over fixed 24-line
+// windows of every file the index holds, words split at anything not a
+// letter or digit and lowercased. No headings, no stemming, no stopwords:
+// what a few lines of code would do. lore's ranking must beat it to earn
+// its complexity.
+
+// BaselineWindow is the baseline's window, in lines.
+const BaselineWindow = 24
+
+const (
+	baselineK1 = 1.2
+	baselineB  = 0.75
+)
+
+// IndexedFile is a file an index holds: Root is the folder that was
+// indexed, Path the file's path under it as the index names it. eval
+// takes it rather than the index's own type so that it stays free of the
+// store (see the package doc).
+type IndexedFile struct{ Root, Path string }
+
+// baselineWindowRef is one window: lines [start, end] (1-based) of a file.
+type baselineWindowRef struct {
+	path       string
+	start, end int
+}
+
+type baselinePosting struct{ doc, tf int32 }
+
+type baselineIndex struct {
+	windows  []baselineWindowRef
+	lens     []int32
+	postings map[string][]baselinePosting
+	avgLen   float64
+}
+
+func baselineTokens(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// newBaseline reads the files from disk; one that cannot be read is left out.
+func newBaseline(files []IndexedFile) *baselineIndex {
+	bx := &baselineIndex{postings: map[string][]baselinePosting{}}
+	total := 0
+	tf := map[string]int32{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(f.Root, filepath.FromSlash(f.Path)))
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i := 0; i < len(lines); i += BaselineWindow {
+			j := min(i+BaselineWindow, len(lines))
+			doc := int32(len(bx.windows))
+			clear(tf)
+			n := 0
+			for _, w := range baselineTokens(strings.Join(lines[i:j], "\n")) {
+				tf[w]++
+				n++
+			}
+			for w, c := range tf {
+				bx.postings[w] = append(bx.postings[w], baselinePosting{doc, c})
+			}
+			total += n
+			bx.windows = append(bx.windows, baselineWindowRef{f.Path, i + 1, j})
+			bx.lens = append(bx.lens, int32(n))
+		}
+	}
+	if len(bx.windows) > 0 {
+		bx.avgLen = float64(total) / float64(len(bx.windows))
+	}
+	return bx
+}
+
+// search returns the best k windows for a query, ties in file order.
+func (bx *baselineIndex) search(query string, k int) []baselineWindowRef {
+	n := float64(len(bx.windows))
+	scores := map[int32]float64{}
+	seen := map[string]bool{}
+	for _, w := range baselineTokens(query) {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		ps := bx.postings[w]
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			tf := float64(p.tf)
+			norm := baselineK1 * (1 - baselineB + baselineB*float64(bx.lens[p.doc])/bx.avgLen)
+			scores[p.doc] += idf * tf * (baselineK1 + 1) / (tf + norm)
+		}
+	}
+	docs := make([]int32, 0, len(scores))
+	for d := range scores {
+		docs = append(docs, d)
+	}
+	sort.Slice(docs, func(a, b int) bool {
+		if sa, sb := scores[docs[a]], scores[docs[b]]; sa != sb {
+			return sa > sb
+		}
+		return docs[a] < docs[b]
+	})
+	out := make([]baselineWindowRef, 0, k)
+	for _, d := range docs[:min(k, len(docs))] {
+		out = append(out, bx.windows[d])
+	}
+	return out
+}
+
+// Baseline scores the answerable questions of qs with the naive baseline
+// over files (read from disk), with lore's retrieval metrics.
+func Baseline(files []IndexedFile, qs []Question, k int) Summary {
+	bx := newBaseline(files)
+	var outs []Outcome
+	for _, q := range qs {
+		if !q.IsAnswerable() {
+			continue
+		}
+		var found []Span
+		for _, w := range bx.search(q.Question, max(k, 10)) {
+			found = append(found, Span{Path: w.path, Start: w.start, End: w.end})
+		}
+		o := Outcome{ID: q.ID, Answerable: true, Rank: FirstHit(q, found), Scores: ScoreRetrieval(q, found, k)}
+		// 24 lines but for a file's last window: measured, not assumed.
+		for _, f := range found[:min(5, len(found))] {
+			o.Lines = append(o.Lines, f.End-f.Start+1)
+		}
+		outs = append(outs, o)
+	}
+	return Summarise(outs)
+}

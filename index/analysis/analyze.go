@@ -1,0 +1,490 @@
+// Package analysis is lore's one analyser: it turns chunks and queries
+// into the terms every store searches by (words folded and stemmed,
+// camelCase parts, squashed compound identifiers), so that the local
+// keyword index (package bm25) and the Weaviate store agree on what a word
+// is. It imports nothing of lore.
+package analysis
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// IdentPrefix marks the terms of squashed compound identifiers
+// (exec.LookPath → execlookpath): they live in postings of their own, so a
+// query naming the identifier matches it exactly and outranks its loose
+// parts.
+const IdentPrefix = "\x01"
+
+// PartPrefix marks the words inside a camelCase or PascalCase identifier
+// (maxIdleConns → max, idle, conn): they live in postings of their own,
+// apart from the words a text says, so a question in words ("idle
+// connections") finds the identifier, and a search scores a word once, by
+// the better of its two postings (see Merge). Added to the word's own
+// postings, they made code chunks match plain-English questions and cost
+// the Go set 3 to 4 answers in the top 5.
+const PartPrefix = "\x02"
+
+// MaxQueryTerms bounds the work of one query: the first terms of a pasted
+// page are as good as any.
+const MaxQueryTerms = 64
+
+// stopwords are neither indexed nor searched: they match everywhere and
+// only add noise to an OR query.
+var stopwords = map[string]bool{}
+
+// stopStems are the stems of the stopwords long enough to be inflected
+// (use → uses, using), so a form of a stopword is one too.
+var stopStems = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an and are as at be by can do does for from how i if in into is it its
+		of on or so that the their then there these this to was what when where which while who why will
+		with you your my me we our should would could use using used get make between about after before`) {
+		stopwords[w] = true
+	}
+	for w := range stopwords {
+		if len(w) > 2 {
+			stopStems[stem(w)] = true
+		}
+	}
+}
+
+// IsStopword reports whether w (lowercase) is one of the words lore
+// neither indexes nor searches.
+func IsStopword(w string) bool { return stopwords[w] }
+
+// Words calls emit with every term of text, in order: runs of letters and
+// digits, lowercased, diacritics removed, Porter-stemmed, without
+// stopwords and one-letter words. Chunks and queries both go through it,
+// so what the index holds and what a query asks for cannot drift apart.
+func Words(text string, emit func(term string)) {
+	fields(text, func(w string) { Word(w, emit) })
+}
+
+// fields calls fn with every run of letters and digits of text, as is. An
+// apostrophe between two letters (don't, user's, O'Reilly) joins them; word
+// then reads the contraction.
+func fields(text string, fn func(string)) {
+	start := -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && (r == '\'' || r == '’') && apostropheJoins(text, start, i, utf8.RuneLen(r)) {
+			continue
+		}
+		if start >= 0 {
+			fn(text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
+}
+
+// apostropheJoins reports whether the apostrophe at text[i:i+n] sits
+// between two letters of a word that began at start.
+func apostropheJoins(text string, start, i, n int) bool {
+	before, _ := utf8.DecodeLastRuneInString(text[start:i])
+	after, _ := utf8.DecodeRuneInString(text[i+n:])
+	return unicode.IsLetter(before) && unicode.IsLetter(after)
+}
+
+// Parts calls emit with the term of each part of a camelCase or PascalCase
+// field (maxIdleConns → max, idl, conn; HTTPServer → http, server;
+// getUserById → user, id), as word reads them, stopwords dropped: nothing
+// for a field that is one part.
+func Parts(w string, emit func(term string)) {
+	if !camel(w) {
+		return
+	}
+	rs := []rune(w)
+	start := 0
+	for i := 1; i <= len(rs); i++ {
+		if i < len(rs) && !partBoundary(rs, i) {
+			continue
+		}
+		Word(string(rs[start:i]), emit)
+		start = i
+	}
+}
+
+// camel reports whether w changes case inside: an upper-case letter after
+// its first that follows a lower-case letter or a digit, or that opens a
+// lower-case run after other capitals (HTTPServer). Plain words, capitals
+// (HTTP) and capitalised words (Server) are not.
+func camel(w string) bool {
+	prevLower, prevUpper := false, false
+	for i, r := range w {
+		if r >= utf8.RuneSelf {
+			return partBoundaries([]rune(w))
+		}
+		upper := r >= 'A' && r <= 'Z'
+		lower := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		if i > 0 && upper && prevLower {
+			return true
+		}
+		if lower && prevUpper && i > 1 && w[i-2] >= 'A' && w[i-2] <= 'Z' {
+			return true
+		}
+		prevLower, prevUpper = lower, upper
+	}
+	return false
+}
+
+func partBoundaries(rs []rune) bool {
+	for i := 1; i < len(rs); i++ {
+		if partBoundary(rs, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// partBoundary reports whether a new part starts at rs[i]: an upper-case
+// letter after a lower-case letter or a digit (maxIdle), or the last
+// capital of a run that a lower-case letter follows (HTTPServer).
+func partBoundary(rs []rune, i int) bool {
+	if !unicode.IsUpper(rs[i]) {
+		return false
+	}
+	prev := rs[i-1]
+	if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+		return true
+	}
+	return unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+}
+
+// contractions are the English clitics after an apostrophe that add no
+// word of their own: user's is user, you're is you, don't is do (not).
+var contractions = map[string]bool{"s": true, "t": true, "re": true, "ve": true, "ll": true, "d": true, "m": true}
+
+// negations are the n't forms whose verb is not what is left of them.
+var negations = map[string]string{"can": "can", "won": "will", "shan": "shall"}
+
+// Word calls emit with the term of one field. Stopwords are checked on the
+// word as written and again on its stem, so the inflections of a stopword
+// (uses, gets, making) are dropped with it; a word that only stems onto a
+// short stopword (one and ones → on) keeps its own form instead, so it is
+// neither dropped nor confused with the stopword. One-letter words are
+// dropped (a, I, the x of code) but single digits are kept (HTTP/2,
+// version 3).
+func Word(w string, emit func(string)) {
+	w = fold(w)
+	if i := strings.IndexAny(w, "'’"); i >= 0 {
+		w = contraction(w, i)
+	}
+	if len(w) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') || stopwords[w] {
+		return
+	}
+	if len(w) > 64 { // base64, hashes: keep them matchable, don't stem them
+		emit(w)
+		return
+	}
+	s := stem(w)
+	if s != w && stopwords[s] || stopStems[s] {
+		if stopStems[s] {
+			return
+		}
+		// one → on: the stem is a stopword the word is not a form of.
+		if t := strings.TrimSuffix(w, "s"); len(t) > 2 && !stopwords[t] {
+			w = t
+		}
+		s = w
+	}
+	emit(s)
+}
+
+// contraction reads a folded word with an apostrophe at i: a clitic is
+// dropped (don't → do, user's → user, can't → can), any other apostrophe
+// is removed (o'clock → oclock).
+func contraction(w string, i int) string {
+	base, rest := w[:i], w[i:]
+	_, n := utf8.DecodeRuneInString(rest)
+	clitic := rest[n:]
+	if !contractions[clitic] {
+		return base + strings.NewReplacer("'", "", "’", "").Replace(clitic)
+	}
+	if clitic == "t" && strings.HasSuffix(base, "n") {
+		if v, ok := negations[base]; ok {
+			return v
+		}
+		return base[:len(base)-1]
+	}
+	return base
+}
+
+// fold lowercases w and strips its diacritics (café → cafe), as FTS5's
+// remove_diacritics did; ASCII, nearly every word, takes the short way.
+func fold(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(w)
+	}
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	if s, _, err := transform.String(t, w); err == nil {
+		w = s
+	}
+	return strings.ToLower(w)
+}
+
+func stem(w string) string {
+	if len(w) < 3 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c >= utf8.RuneSelf || c >= '0' && c <= '9' {
+			return w // the stemmer knows English words only
+		}
+	}
+	return string(porter.StemWithoutLowerCasing([]rune(w)))
+}
+
+// A QueryTerm is one term a question searches for. Word is set on the
+// squashed identifier a plain word is also searched as (keepalive finds
+// --keep-alive): it names the word's own term, and the expansion must weigh
+// no more than that term. Weighted by its own rarity, the stray identifier
+// of a common word (time, from some --time flag) gave the word an idf near
+// 7 and the chunks that hold the flag a lead the question never asked for.
+type QueryTerm struct{ Term, Word string }
+
+// Query is the terms to search for a question: its words, then its squashed identifiers, then the
+// identifiers its plain words may squash, each once, at most
+// MaxQueryTerms.
+func Query(text string) []string {
+	var out []string
+	for _, t := range QueryTerms(text) {
+		out = append(out, t.Term)
+	}
+	return out
+}
+
+// QueryTerms is Query with each plain word's expansion tied to its word.
+func QueryTerms(text string) []QueryTerm {
+	var terms []QueryTerm
+	seen := map[string]bool{}
+	add := func(t, w string) {
+		if !seen[t] && len(terms) < MaxQueryTerms {
+			seen[t] = true
+			terms = append(terms, QueryTerm{t, w})
+		}
+	}
+	Words(text, func(t string) { add(t, "") })
+	Identifiers(text, func(id string) { add(IdentPrefix+id, "") })
+	fields(text, func(w string) {
+		if ident, term := expansion(w); ident != "" {
+			add(ident, term)
+		}
+	})
+	return terms
+}
+
+// expansion is the squashed identifier a plain word of a question is also
+// searched as, and the word's own term; "" for a word that is not searched
+// (a stopword) or too short to be an identifier.
+func expansion(w string) (ident, term string) {
+	l := strings.ToLower(w)
+	if len(l) <= 2 || !isSquashed(l) {
+		return "", ""
+	}
+	Word(w, func(t string) {
+		if term == "" {
+			term = t
+		}
+	})
+	if term == "" {
+		return "", ""
+	}
+	return IdentPrefix + l, term
+}
+
+// isSquashed reports whether l is already as squash leaves it.
+func isSquashed(l string) bool {
+	for _, r := range l {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127) {
+			return false
+		}
+	}
+	return true
+}
+
+// A QueryWord is one content word of a question as the routing floor
+// counts it: a passage holds it when it holds the word's Term or, when
+// Ident is set, that identifier (keepalive is in a passage on --keep-alive).
+type QueryWord struct{ Term, Ident string }
+
+// QueryWords are the distinct content words of a question, in order, at
+// most MaxQueryTerms: what Query searches for, paired word by word.
+func QueryWords(text string) []QueryWord {
+	var out []QueryWord
+	seen := map[string]bool{}
+	fields(text, func(w string) {
+		Word(w, func(t string) {
+			if seen[t] || len(out) == MaxQueryTerms {
+				return
+			}
+			seen[t] = true
+			q := QueryWord{Term: t}
+			if ident, _ := expansion(w); ident != "" { // as Query asks for it
+				q.Ident = ident
+			}
+			out = append(out, q)
+		})
+	})
+	return out
+}
+
+// Identifiers calls emit with the compound identifiers of a text
+// (OLLAMA_HOST, exec.LookPath, --keep-alive, net/http) squashed into single
+// lowercase words, each once. A hand-written scanner: the equivalent
+// regexp was a third of index time.
+func Identifiers(text string, emit func(string)) {
+	seen := map[string]bool{}
+	for i := 0; i < len(text); {
+		start := i
+		flag := false
+		if strings.HasPrefix(text[i:], "--") && i+2 < len(text) && isAlpha(text[i+2]) && (i == 0 || !isWord(text[i-1])) {
+			flag = true
+			i += 2
+		} else if !isWord(text[i]) || (i > 0 && isWord(text[i-1])) {
+			i++
+			continue
+		}
+		compound := false
+		for i < len(text) {
+			if isWord(text[i]) {
+				if text[i] == '_' && i > start {
+					compound = true
+				}
+				i++
+				continue
+			}
+			n := separatorLen(text[i:])
+			if n > 0 && i+n < len(text) && isWord(text[i+n]) {
+				compound = true
+				i += n
+				continue
+			}
+			break
+		}
+		if compound || flag {
+			if w := squash(text[start:i]); len(w) > 2 && !seen[w] {
+				seen[w] = true
+				emit(w)
+			}
+		}
+		if i == start {
+			i++
+		}
+	}
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isWord(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' || c == '_' }
+
+// separatorLen is the length of an identifier separator at the start of s.
+func separatorLen(s string) int {
+	switch {
+	case strings.HasPrefix(s, "::"), strings.HasPrefix(s, "->"):
+		return 2
+	case s[0] == '.' || s[0] == '/' || s[0] == '-':
+		return 1
+	}
+	return 0
+}
+
+// squash lowercases s and keeps only letters and digits.
+func squash(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Coverage is the share of a question's content words (QueryWords) that
+// a chunk holds, as the word itself, one of its camelCase parts or its
+// squashed identifier; holds tells whether the chunk has a term. BM25
+// ranks a chunk first however little of the question it matches,
+// coverage says how much. Each word counts the same: weighting by idf let
+// one rare word that an off-topic question shares with a big corpus (Peru
+// in Go's time zone tests) outweigh the rest, and separated answerable
+// from unanswerable questions worse on every set measured (docs/eval.md).
+func Coverage(words []QueryWord, holds func(term string) bool) float64 {
+	if len(words) == 0 {
+		return 0
+	}
+	held := 0
+	for _, w := range words {
+		for _, t := range [...]string{w.Term, PartPrefix + w.Term, w.Ident} {
+			if t != "" && holds(t) {
+				held++
+				break
+			}
+		}
+	}
+	return float64(held) / float64(len(words))
+}
+
+// TermText is text's words as the keyword index holds them (Words:
+// lowercased, diacritics removed, Porter-stemmed, stopwords dropped), space
+// separated, for a search engine that tokenizes on whitespace: BM25 over
+// them matches "retention" with "retained" as lore's own index does.
+func TermText(text string) string {
+	var b strings.Builder
+	Words(text, func(w string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	})
+	return b.String()
+}
+
+// IdentifierText is text's compound names squashed as Identifiers
+// squashes them (OLLAMA_HOST → ollamahost, exec.LookPath → execlookpath),
+// and its camelCase words lowercased (getUserById → getuserbyid), space
+// separated, for a search engine that tokenizes on whitespace.
+func IdentifierText(text string) string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	Identifiers(text, add)
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
+		camel := false
+		Parts(w, func(string) { camel = true })
+		if camel && len(w) > 2 {
+			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func isAlnum(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 127 && (r != utf8.RuneError)
+}

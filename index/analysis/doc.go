@@ -1,0 +1,69 @@
+package analysis
+
+// Fields are the parts of a chunk the index analyses.
+type Fields struct {
+	Path    string // the file, relative to its source
+	Heading string // the breadcrumb of headings, or a code chunk's declarations
+	Body    string
+}
+
+// A Doc is one chunk as the postings hold it: its terms with their
+// frequency in each field, and the lengths BM25F normalises by.
+type Doc struct {
+	Terms     []TermFreq
+	BodyLen   uint32 // words in the body
+	IdentsLen uint32 // squashed identifiers in the heading and body
+}
+
+// TermFreq is a term and how often each field of a chunk holds it (capped
+// at 255). A word and a camelCase part (PartPrefix) are counted in Path,
+// Heading and Body; an identifier term (IdentPrefix) in Idents.
+type TermFreq struct {
+	Term                        string
+	Path, Heading, Body, Idents uint8
+}
+
+// Analyze turns a chunk into its terms: the words of its path, headings
+// and body, the parts of their camelCase identifiers (PartPrefix; they do
+// not add to the body's length: a chunk of identifiers is no longer for
+// them), and the squashed identifiers of its headings and body.
+func Analyze(f Fields) Doc {
+	at := make(map[string]int, 64)
+	var d Doc
+	term := func(t string) *TermFreq {
+		i, ok := at[t]
+		if !ok {
+			i = len(d.Terms)
+			at[t] = i
+			d.Terms = append(d.Terms, TermFreq{Term: t})
+		}
+		return &d.Terms[i]
+	}
+	inc := func(n *uint8) {
+		if *n < 255 {
+			*n++
+		}
+	}
+	Words(f.Path, func(t string) { inc(&term(t).Path) })
+	fields(f.Heading, func(w string) {
+		a := analyzeField(w)
+		if a.term != "" {
+			inc(&term(a.term).Heading)
+		}
+		for _, p := range a.parts {
+			inc(&term(p).Heading)
+		}
+	})
+	fields(f.Body, func(w string) {
+		a := analyzeField(w)
+		if a.term != "" {
+			inc(&term(a.term).Body)
+			d.BodyLen++
+		}
+		for _, p := range a.parts {
+			inc(&term(p).Body)
+		}
+	})
+	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
+	return d
+}

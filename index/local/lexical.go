@@ -1,0 +1,739 @@
+package local
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/bm25"
+)
+
+// The keyword index is a log of segments. A segment holds, for every term
+// of its chunks, a row of postings (package bm25's encoding). A build
+// writes a segment every segmentChunks chunks and at its end. Chunk ids
+// only grow (AUTOINCREMENT), and segments are only ever merged as a run of
+// the newest, so reading a term's rows in segment order yields its
+// postings in id order.
+//
+// A chunk that is replaced or removed is listed in lex_deleted until a
+// merge drops its postings; until then it still counts in its terms'
+// document frequency, as in Lucene. Impacts are computed with the average
+// field lengths of when their segment was written, and merges carry them
+// over: a first build's early segments saw only its first files, but a
+// chunk's length against the average moves its impact by a few percent at
+// most. lex_stats holds the count of live chunks in segments and their
+// total field lengths (for idf and BM25F's averages), the highest chunk id
+// in a segment, and a version that tells a reader its cached segment list
+// and deleted set are stale.
+const lexicalSchema = `
+CREATE TABLE IF NOT EXISTS lex_segments(id INTEGER PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL, postings INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lex_deleted(id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS lex_stats(one INTEGER PRIMARY KEY CHECK(one = 1), docs INTEGER NOT NULL, body INTEGER NOT NULL, idents INTEGER NOT NULL,
+	covered INTEGER NOT NULL, version INTEGER NOT NULL);
+`
+
+// bm25Params are the BM25 parameters of the keyword stage.
+var bm25Params = bm25.DefaultParams
+
+const (
+	// mergeFanout segments of one size class are merged into one, so a
+	// term is in O(log n) rows and each posting is rewritten O(log n) times.
+	mergeFanout = 8
+	// mergeUnit is the size class of the smallest segments, in postings.
+	mergeUnit = 4096
+)
+
+// lexDoc is a chunk as the keyword index takes it.
+type lexDoc struct {
+	id  int64
+	doc analysis.Doc
+}
+
+// segmentChunks is how many chunks a build gathers before it writes them
+// as a segment: one row per term per segment is what writing costs, so a
+// segment per write transaction (512 chunks) made a build 3× slower, and
+// 8192 still spent a fifth of a 100k build merging.
+// Until then the chunks are in the index but not yet found by keyword; a
+// build that dies in between leaves them to the next, which catches up
+// (catchUpKeywords) before anything else.
+const segmentChunks = 16384
+
+// lexWriter is the keyword side of one write transaction.
+type lexWriter struct {
+	tx                 *sql.Tx
+	added              *bm25.Pending
+	docs, body, idents int64 // changes to lex_stats
+	covered            int64 // the highest chunk id in a segment; -1 until read
+	deleted            bool
+}
+
+func newLexWriter(tx *sql.Tx) *lexWriter {
+	return &lexWriter{tx: tx, added: bm25.NewPending(), covered: -1}
+}
+
+// drop records that the chunks of a document are going away: those already
+// in a segment are dead from now on, and leave the stats.
+func (w *lexWriter) drop(ctx context.Context, docID int64) error {
+	if w.covered < 0 {
+		err := w.tx.QueryRowContext(ctx, `SELECT covered FROM lex_stats`).Scan(&w.covered)
+		if errors.Is(err, sql.ErrNoRows) {
+			w.covered = 0
+		} else if err != nil {
+			return err
+		}
+	}
+	var n, body, idents int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(lex_body), 0), coalesce(sum(lex_idents), 0) FROM chunks WHERE doc_id = ? AND id <= ?`,
+		docID, w.covered).Scan(&n, &body, &idents); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT OR IGNORE INTO lex_deleted(id) SELECT id FROM chunks WHERE doc_id = ? AND id <= ?`, docID, w.covered); err != nil {
+		return err
+	}
+	w.docs -= n
+	w.body -= body
+	w.idents -= idents
+	w.deleted = true
+	return nil
+}
+
+// add takes pending chunks: their stats, and their postings to write.
+func (w *lexWriter) add(p *bm25.Pending, body, idents int64) {
+	w.added = p
+	w.docs += int64(p.Len())
+	w.body += body
+	w.idents += idents
+}
+
+// commit writes the added chunks as a new segment, and the stats, and
+// merges what the fanout calls for; all inside the caller's transaction.
+func (w *lexWriter) commit(ctx context.Context) error {
+	if w.added.Len() == 0 && !w.deleted {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO lex_stats(one, docs, body, idents, covered, version) VALUES(1, ?, ?, ?, ?, 1)
+		ON CONFLICT(one) DO UPDATE SET docs = docs + excluded.docs, body = body + excluded.body, idents = idents + excluded.idents,
+			covered = max(covered, excluded.covered), version = version + 1`, w.docs, w.body, w.idents, w.added.Last()); err != nil {
+		return err
+	}
+	var docs, body, idents float64
+	if err := w.tx.QueryRowContext(ctx, `SELECT docs, body, idents FROM lex_stats`).Scan(&docs, &body, &idents); err != nil {
+		return err
+	}
+	avg := bm25.Averages{Body: body / max(1, docs), Idents: idents / max(1, docs)}
+	if w.added.Len() > 0 {
+		sw, err := newSegmentWriter(ctx, w.tx)
+		if err != nil {
+			return err
+		}
+		if err := w.added.Each(bm25Params, avg, sw.add); err != nil {
+			return err
+		}
+		if err := sw.close(); err != nil {
+			return err
+		}
+	}
+	return mergeSegments(ctx, w.tx, int64(docs))
+}
+
+// keywordBuffer gathers the chunks a build writes until they make a
+// segment.
+type keywordBuffer struct {
+	pending      *bm25.Pending
+	body, idents int64
+}
+
+func newKeywordBuffer() *keywordBuffer { return &keywordBuffer{pending: bm25.NewPending()} }
+
+func (k *keywordBuffer) add(docs []lexDoc) {
+	for _, d := range docs {
+		k.pending.Add(d.id, d.doc)
+		k.body += int64(d.doc.BodyLen)
+		k.idents += int64(d.doc.IdentsLen)
+	}
+}
+
+// writeKeywords writes the buffered chunks as a segment and empties k.
+func (s *database) writeKeywords(ctx context.Context, k *keywordBuffer) error {
+	if k.pending.Len() == 0 {
+		return nil
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		w := newLexWriter(tx)
+		w.add(k.pending, k.body, k.idents)
+		return w.commit(ctx)
+	})
+	if err == nil {
+		*k = *newKeywordBuffer()
+	}
+	return err
+}
+
+// compactMax bounds the postings a build merges at its end (compact),
+// about 4 bytes each on disk, read and written again.
+const compactMax = 32 << 20
+
+// compact merges the segments written since segment after (exclusive)
+// into one, when there are several and they fit compactMax: a search reads
+// each term once per segment, and a 100k-chunk build leaves seven.
+func (s *database) compact(ctx context.Context, after int64) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		segs, err := readSegments(ctx, tx)
+		if err != nil {
+			return err
+		}
+		i := len(segs)
+		for i > 0 && segs[i-1].id > after {
+			i--
+		}
+		total := 0
+		for _, sg := range segs[i:] {
+			total += sg.postings
+		}
+		if len(segs)-i < 2 || total > compactMax {
+			return nil
+		}
+		return mergeRun(ctx, tx, segs[i:])
+	})
+}
+
+// lastSegment is the newest segment's id, 0 when there is none.
+func (s *database) lastSegment(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM lex_segments`).Scan(&id)
+	return id, err
+}
+
+// catchUpKeywords writes the segments of the chunks no segment holds yet:
+// those of a build that was interrupted, or all of them after an upgrade.
+func (s *database) catchUpKeywords(ctx context.Context) error {
+	var covered int64
+	err := s.db.QueryRowContext(ctx, `SELECT covered FROM lex_stats`).Scan(&covered)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	for {
+		rows, err := s.db.QueryContext(ctx, `SELECT c.id, d.path, c.heading, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id
+			WHERE c.id > ? ORDER BY c.id LIMIT ?`, covered, segmentChunks)
+		if err != nil {
+			return err
+		}
+		k := newKeywordBuffer()
+		for rows.Next() {
+			var d lexDoc
+			var f analysis.Fields
+			if err := rows.Scan(&d.id, &f.Path, &f.Heading, &f.Body); err != nil {
+				rows.Close()
+				return err
+			}
+			d.doc = analysis.Analyze(f)
+			k.add([]lexDoc{d})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || k.pending.Len() == 0 {
+			return err
+		}
+		covered = k.pending.Last()
+		if err := s.writeKeywords(ctx, k); err != nil {
+			return err
+		}
+	}
+}
+
+// segmentWriter writes a new segment a term at a time, in term order, so
+// the table's B-tree fills in order, and many rows to a statement: a call
+// per row was most of the cost of writing.
+type segmentWriter struct {
+	ctx         context.Context
+	tx          *sql.Tx
+	seg, lo, hi int64
+	postings    int
+	args        []any
+	full        *sql.Stmt
+}
+
+const rowsPerInsert = 128
+
+func newSegmentWriter(ctx context.Context, tx *sql.Tx) (*segmentWriter, error) {
+	w := &segmentWriter{ctx: ctx, tx: tx, lo: math.MaxInt64}
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM lex_segments`).Scan(&w.seg)
+	return w, err
+}
+
+func (w *segmentWriter) add(term string, l *bm25.List) error {
+	if len(l.IDs) == 0 {
+		return nil
+	}
+	w.lo, w.hi, w.postings = min(w.lo, l.IDs[0]), max(w.hi, l.IDs[len(l.IDs)-1]), w.postings+len(l.IDs)
+	w.args = append(w.args, term, w.seg, len(l.IDs), l.Encode())
+	if len(w.args) == 4*rowsPerInsert {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *segmentWriter) flush() error {
+	n := len(w.args) / 4
+	if n == 0 {
+		return nil
+	}
+	q := `INSERT INTO lex_postings(term, seg, df, data) VALUES(?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+	stmt := w.full
+	if stmt == nil || n < rowsPerInsert {
+		var err error
+		if stmt, err = w.tx.PrepareContext(w.ctx, q); err != nil {
+			return err
+		}
+		if n == rowsPerInsert {
+			w.full = stmt
+		} else {
+			defer stmt.Close()
+		}
+	}
+	_, err := stmt.ExecContext(w.ctx, w.args...)
+	w.args = w.args[:0]
+	return err
+}
+
+// close writes what is left and records the segment, if it holds any.
+func (w *segmentWriter) close() error {
+	err := w.flush()
+	if w.full != nil {
+		w.full.Close()
+	}
+	if err != nil || w.postings == 0 {
+		return err
+	}
+	_, err = w.tx.ExecContext(w.ctx, `INSERT INTO lex_segments(id, lo, hi, postings) VALUES(?, ?, ?, ?)`, w.seg, w.lo, w.hi, w.postings)
+	return err
+}
+
+type segment struct {
+	id, lo, hi int64
+	postings   int
+}
+
+func (s segment) class() int {
+	return int(math.Log(float64(max(s.postings, mergeUnit))/mergeUnit) / math.Log(mergeFanout))
+}
+
+// mergeSegments merges the newest run of segments of one size class once
+// it is mergeFanout long, and everything once a quarter of the chunks the
+// postings name are dead.
+func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64) error {
+	for {
+		segs, err := readSegments(ctx, tx)
+		if err != nil || len(segs) < 2 {
+			return err
+		}
+		var dead int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lex_deleted`).Scan(&dead); err != nil {
+			return err
+		}
+		if dead > 256 && dead*4 > docs+dead {
+			return mergeRun(ctx, tx, segs)
+		}
+		n := len(segs)
+		i := n - 1
+		for i > 0 && segs[i-1].class() == segs[n-1].class() {
+			i--
+		}
+		if n-i < mergeFanout {
+			return nil
+		}
+		if err := mergeRun(ctx, tx, segs[i:]); err != nil {
+			return err
+		}
+	}
+}
+
+func readSegments(ctx context.Context, tx *sql.Tx) ([]segment, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, lo, hi, postings FROM lex_segments ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var segs []segment
+	for rows.Next() {
+		var s segment
+		if err := rows.Scan(&s.id, &s.lo, &s.hi, &s.postings); err != nil {
+			return nil, err
+		}
+		segs = append(segs, s)
+	}
+	return segs, rows.Err()
+}
+
+// mergeRun replaces a run of the newest segments by one, without the
+// postings of dead chunks. It holds one term's postings at a time: SQLite
+// sorts the run's rows by term (spilling to disk as it needs), so a merge
+// of a million chunks' postings does not need their size in memory.
+func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
+	first, last := run[0], run[len(run)-1]
+	lo, hi := first.lo, last.hi
+	for _, s := range run {
+		lo, hi = min(lo, s.lo), max(hi, s.hi)
+	}
+	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi)
+	if err != nil {
+		return err
+	}
+	dead := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		dead[id] = true
+	}
+	w, err := newSegmentWriter(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// The sort makes SQLite read every row before it returns the first,
+	// so the writer's inserts cannot meet the rows being read.
+	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg BETWEEN ? AND ? ORDER BY term, seg`, first.id, last.id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var cur string
+	var out bm25.List
+	for rows.Next() {
+		var term string
+		var df int
+		var data []byte
+		if err := rows.Scan(&term, &df, &data); err != nil {
+			return err
+		}
+		if term != cur {
+			if err := w.add(cur, &out); err != nil {
+				return err
+			}
+			cur, out = term, bm25.List{}
+		}
+		var in bm25.List
+		if err := in.Decode(data, df); err != nil {
+			return fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
+		}
+		for i, id := range in.IDs {
+			if dead[id] {
+				continue
+			}
+			if len(out.IDs) > 0 && id <= out.IDs[len(out.IDs)-1] {
+				return fmt.Errorf("%w: term %q: postings out of order", errCorruptData, term)
+			}
+			out.Add(id, in.Impacts[i])
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	if err := w.add(cur, &out); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`DELETE FROM lex_postings WHERE seg BETWEEN ? AND ?`,
+		`DELETE FROM lex_segments WHERE id BETWEEN ? AND ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, first.id, last.id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi); err != nil {
+		return err
+	}
+	return w.close()
+}
+
+// lexicalState caches what every keyword search needs and only a write
+// changes: the segments and the dead chunk ids, read again when lex_stats'
+// version moves.
+type lexicalState struct {
+	lexMu      sync.Mutex
+	lexVersion int64
+	lexSegs    []int64
+	lexDead    map[int64]bool
+}
+
+// lexicalIDs returns the k best chunk ids by BM25F, their top
+// proximityDepth re-ranked by proximity when asked, best first.
+func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity bool) ([]int64, error) {
+	ids, _, err := ix.lexical(ctx, query, k, proximity)
+	return ids, err
+}
+
+// lexical is lexicalIDs with each chunk's Coverage of the query.
+func (ix *Index) lexical(ctx context.Context, query string, k int, proximity bool) ([]int64, []float64, error) {
+	qterms := analysis.QueryTerms(query)
+	terms := make([]string, len(qterms), 2*len(qterms))
+	for i, t := range qterms {
+		terms[i] = t.Term
+	}
+	for _, t := range qterms {
+		if plainWord(t) {
+			terms = append(terms, analysis.PartPrefix+t.Term)
+		}
+	}
+	if len(terms) == 0 {
+		return nil, nil, nil
+	}
+	// One read transaction: the stats, the dead set and the postings all
+	// from the same snapshot, whatever a build beside us commits.
+	tx, err := ix.lex.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer tx.Rollback()
+	var docs, version int64
+	err = tx.QueryRowContext(ctx, `SELECT docs, version FROM lex_stats`).Scan(&docs, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil // nothing written yet
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("lexical search: %w", err)
+	}
+	segs, dead, err := ix.lexicalSegments(ctx, tx, version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("lexical search: %w", err)
+	}
+	lists, err := readTerms(ctx, tx, segs, terms)
+	if err != nil {
+		return nil, nil, err
+	}
+	var scored []*bm25.Term
+	var stems []string
+	var idfs []float64
+	for _, qt := range qterms {
+		term := qt.Term
+		t := lists[term]
+		df := 0
+		if t != nil {
+			df = len(t.List.IDs)
+		}
+		if p := lists[analysis.PartPrefix+term]; p != nil && plainWord(qt) {
+			var word bm25.List
+			if t != nil {
+				word = t.List
+			}
+			t = &bm25.Term{List: bm25.Merge(&word, &p.List, partWeight)}
+			if df == 0 {
+				// Rare as a word or not, the idf is the word's own: the
+				// union's df made a word common in code names weigh less
+				// everywhere, and cost the Go set an answer.
+				df = len(t.List.IDs)
+			}
+		}
+		if t == nil {
+			continue
+		}
+		idf := bm25.IDF(int(docs), df)
+		if qt.Word != "" {
+			// A plain word's identifier weighs no more than the word:
+			// as much when the word is nowhere else (keepalive).
+			df := 0
+			if w := lists[qt.Word]; w != nil {
+				df = len(w.List.IDs)
+			}
+			idf = min(idf, bm25.IDF(int(docs), df))
+		}
+		t.Weight = bm25Params.Weight(idf)
+		scored = append(scored, t)
+		if !strings.HasPrefix(term, analysis.IdentPrefix) {
+			stems, idfs = append(stems, term), append(idfs, idf)
+		}
+	}
+	var skip func(int64) bool
+	if len(dead) > 0 {
+		skip = func(id int64) bool { return dead[id] }
+	}
+	hits := bm25.TopK(scored, k, skip)
+	if proximity && len(stems) > 1 {
+		if err := proximityRerank(ctx, tx, hits[:min(len(hits), proximityDepth)], bm25.NewProximity(stems, idfs)); err != nil {
+			return nil, nil, fmt.Errorf("lexical search: %w", err)
+		}
+	}
+	ids := make([]int64, len(hits))
+	cover := make([]float64, len(hits))
+	words := searchedWords(query, terms)
+	for i, h := range hits {
+		ids[i] = h.ID
+		cover[i] = analysis.Coverage(words, func(t string) bool {
+			l := lists[t]
+			if l == nil {
+				return false
+			}
+			_, ok := slices.BinarySearch(l.List.IDs, h.ID)
+			return ok
+		})
+	}
+	return ids, cover, nil
+}
+
+// plainWord reports whether t is one of the question's words (not an
+// identifier): those are also searched among camelCase parts.
+func plainWord(t analysis.QueryTerm) bool {
+	return t.Word == "" && !strings.HasPrefix(t.Term, analysis.IdentPrefix)
+}
+
+// partWeight scales a camelCase part's impact against the word's own
+// (bm25.Merge). A part is weaker evidence than the word said: maxIdleConns
+// names a setting, a text about idle connections explains it. Measured
+// keyword only, 0.125 to 0.5 all lifted Prometheus MRR@5 0.688 → 0.702;
+// on the Go set 0.125 to 0.35 lifted MRR@5 0.496 → 0.502..0.504, 0.5 lost
+// 0.002, 0.75 and 1 lost 2 and 4 answers from the top 5 (code chunks full
+// of identifiers began to match plain words); docs/indexing.md, "Keyword
+// ranking".
+const partWeight = 0.25
+
+// searchedWords are the question's content words that were searched (a
+// long question's first MaxQueryTerms terms): what coverage counts.
+func searchedWords(query string, searched []string) []analysis.QueryWord {
+	var out []analysis.QueryWord
+	for _, w := range analysis.QueryWords(query) {
+		if slices.Contains(searched, w.Term) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// proximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
+// 100 and 200 measured the same on both public sets and the bundled
+// sample, and each costs a chunk text read and scanned: at 20 the
+// re-ranking was two thirds of a keyword search's time at 100k chunks.
+const proximityDepth = 10
+
+// proximityWeight is what a window's idf mass adds to a BM25F score.
+// Measured flat from 0.25 to 1 on both public sets (within two questions
+// in 36); 1 lost a Prometheus and a Go question from the top 5, 0.25 none.
+const proximityWeight = 0.25
+
+// proximityRerank re-orders BM25's best by how close together each holds
+// the query words, reading their texts.
+func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.Proximity) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	bonus := make(map[int64]float64, len(hits))
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			return err
+		}
+		bonus[id] = proximityWeight * p.Score(text)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Score += bonus[hits[i].ID]
+	}
+	slices.SortStableFunc(hits, func(a, b bm25.Hit) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return nil
+}
+
+// readTerms reads the postings of terms from every segment, each term's
+// in id order, in one statement: a statement per term and segment was
+// most of a search's time.
+func readTerms(ctx context.Context, tx *sql.Tx, segs []int64, terms []string) (map[string]*bm25.Term, error) {
+	out := map[string]*bm25.Term{}
+	if len(segs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(segs)+len(terms))
+	for _, s := range segs {
+		args = append(args, s)
+	}
+	for _, t := range terms {
+		args = append(args, t)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg IN (`+placeholders(len(segs))+`) AND term IN (`+placeholders(len(terms))+`) ORDER BY seg`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var term string
+		var df int
+		var data []byte
+		if err := rows.Scan(&term, &df, &data); err != nil {
+			return nil, fmt.Errorf("lexical search: %w", err)
+		}
+		t := out[term]
+		if t == nil {
+			t = &bm25.Term{}
+			out[term] = t
+		}
+		if err := t.List.Decode(data, df); err != nil {
+			return nil, fmt.Errorf("%w: term %q: %v", errCorruptData, term, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("lexical search: %w", err)
+	}
+	return out, nil
+}
+
+// lexicalSegments are the segments in id order and the dead chunk ids.
+func (ix *Index) lexicalSegments(ctx context.Context, tx *sql.Tx, version int64) ([]int64, map[int64]bool, error) {
+	ix.lexMu.Lock()
+	defer ix.lexMu.Unlock()
+	if ix.lexDead != nil && ix.lexVersion == version {
+		return ix.lexSegs, ix.lexDead, nil
+	}
+	segs, err := queryIDs(ctx, tx, `SELECT id FROM lex_segments ORDER BY id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted`)
+	if err != nil {
+		return nil, nil, err
+	}
+	dead := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		dead[id] = true
+	}
+	ix.lexSegs, ix.lexDead, ix.lexVersion = segs, dead, version
+	return segs, dead, nil
+}
+
+func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

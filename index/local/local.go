@@ -1,0 +1,486 @@
+// Package local keeps lore's indexes on this machine, behind the store seam
+// of package index: one folder per index (indexes/NAME), holding
+// generations (a rebuild writes a new one and flips CURRENT), each a
+// SQLite database (documents, chunks, vectors by chunk hash, keyword
+// segments of package bm25) and a vector graph file (package hnsw); a
+// lock file for the one writer, a writing mark for damage after a crash,
+// and sources.json to rebuild a damaged index from.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lore-cli/lore/index"
+)
+
+// localTarget is the write side of a local index: a folder of SQLite
+// generations (layout.go).
+type localTarget struct{ dir string }
+
+// localWriter is one build of a local index. It holds the index lock and
+// the generation's database, the keyword segment being gathered and the
+// vector graph being fed.
+type localWriter struct {
+	dir, name    string
+	gen, current string
+	previous     []string // a rebuild's sources, read by BeginWrite (KeepSources)
+	st           *database
+	lk           *lock
+	notice       func(string)
+	keywords     *keywordBuffer // chunks written since the last keyword segment
+	firstSeg     int64          // the newest segment before this build
+	removed      []int64        // documents to drop, at Publish
+	graph        *graphFeeder
+	dim          int
+	fresh        bool // no meta written yet
+}
+
+func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ index.Writer, err error) {
+	notice := req.Notice
+	if notice == nil {
+		notice = func(string) {}
+	}
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create index folder: %w", err)
+	}
+	lk, err := acquireLock(t.dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &localWriter{dir: t.dir, name: req.Name, lk: lk, notice: notice, keywords: newKeywordBuffer()}
+	defer func() {
+		if err != nil {
+			w.Close()
+		}
+	}()
+	if req.Rebuild {
+		dropDamagedNext(ctx, t.dir, req.Name, notice)
+	}
+	current := readPointer(t.dir, currentFile)
+	next := readPointer(t.dir, nextFile)
+	w.current = current
+	if req.Before != nil {
+		if err := req.Before(current != "" || next != ""); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case next != "":
+		w.gen = next // finish the interrupted rebuild first
+		notice("resuming an interrupted rebuild")
+	case current == "":
+		w.gen = newGeneration()
+	case req.Rebuild:
+		if req.KeepSources {
+			// Read before a generation is made: a rebuild that cannot
+			// know its folders must leave nothing to resume.
+			if w.previous, err = rememberedSources(ctx, t.dir, current, req.Name); err != nil {
+				return nil, err
+			}
+		}
+		w.gen = newGeneration()
+	default:
+		w.gen = current
+	}
+	removeStaleGenerations(t.dir)
+	genDir := filepath.Join(t.dir, w.gen)
+	if err := os.MkdirAll(genDir, 0o755); err != nil {
+		return nil, err
+	}
+	existed := fileExists(filepath.Join(genDir, dbFile))
+	if err := markWriting(genDir); err != nil {
+		return nil, err
+	}
+	st, err := openStore(filepath.Join(genDir, dbFile))
+	if err != nil {
+		clearWriting(genDir)
+		return nil, err
+	}
+	w.st = st
+	if existed {
+		// A damaged database must not be written to, nor called unchanged.
+		if err := checkPages(ctx, st.db, req.Name); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case current == "":
+		// Nothing to protect readers from: publish at once, so an
+		// interrupted first build is resumed rather than started over.
+		err = writePointer(t.dir, currentFile, w.gen)
+	case w.gen != current:
+		err = writePointer(t.dir, nextFile, w.gen)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("publish index: %w", err)
+	}
+	if err := w.checkFormat(ctx, req.Rebuild); err != nil {
+		return nil, err
+	}
+	if err := st.catchUpKeywords(ctx); err != nil {
+		return nil, fmt.Errorf("write keyword index: %w", err)
+	}
+	if w.firstSeg, err = st.lastSegment(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// checkFormat refuses a database of another format, upgrades one of
+// format 1 in place, and stamps a new one.
+func (w *localWriter) checkFormat(ctx context.Context, rebuild bool) error {
+	ver, err := w.st.meta(ctx, "schema_version")
+	if err != nil {
+		return fmt.Errorf("read index: %w", err)
+	}
+	switch {
+	case ver == "":
+		w.fresh = true // stamped with the build's first meta (SetMeta)
+		return nil
+	case ver == "1" && !rebuild:
+		w.notice("upgrading the index to this lore's format (once; nothing is read or embedded again)")
+		return migrateV1(ctx, w.st)
+	case ver != schemaVersion:
+		return formatError(w.name, ver)
+	}
+	return nil
+}
+
+func (w *localWriter) Prepare(f *index.FileUpdate) { prepare(f) }
+
+func (w *localWriter) PreviousSources(context.Context) ([]string, error) { return w.previous, nil }
+
+func (w *localWriter) Meta(ctx context.Context, key string) (string, error) {
+	return w.st.meta(ctx, key)
+}
+
+// SetMeta writes meta keys. A new database gets its format and creation
+// time in the same transaction as the build's first keys, in the order
+// lore has always written them: the file is what it was before the seam.
+func (w *localWriter) SetMeta(ctx context.Context, kv ...string) error {
+	if w.fresh {
+		stamp := []string{"schema_version", schemaVersion}
+		if len(kv) >= 2 {
+			stamp = append(stamp, kv[:2]...)
+			kv = kv[2:]
+		}
+		kv = append(append(stamp, "created_at", strconv.FormatInt(time.Now().Unix(), 10)), kv...)
+	}
+	if err := w.st.setMeta(ctx, kv...); err != nil {
+		return err
+	}
+	w.fresh = false
+	return nil
+}
+
+func (w *localWriter) Sources(ctx context.Context) ([]index.Source, error) { return w.st.sources(ctx) }
+func (w *localWriter) AddSource(ctx context.Context, root string) (index.Source, error) {
+	return w.st.addSource(ctx, root)
+}
+func (w *localWriter) Documents(ctx context.Context, sourceID int64) (map[string]index.DocState, error) {
+	return w.st.documents(ctx, sourceID)
+}
+func (w *localWriter) MissingVectors(ctx context.Context, hashes []string) (map[string]bool, error) {
+	return w.st.missingHashes(ctx, hashes)
+}
+func (w *localWriter) Remember(_ context.Context, r index.Remembered) error {
+	return writeRemembered(w.dir, r)
+}
+
+// PutVectors commits the vectors and feeds the new ones to the graph,
+// which inserts them while the build goes on.
+func (w *localWriter) PutVectors(ctx context.Context, hashes []string, vecs [][]float32) error {
+	ids, err := w.st.putVectors(ctx, hashes, vecs)
+	if err != nil {
+		return err
+	}
+	if w.graph == nil {
+		if w.dim == 0 {
+			d, _ := w.st.meta(ctx, "dim")
+			w.dim, _ = strconv.Atoi(d)
+		}
+		w.startGraph()
+	}
+	for i, id := range ids {
+		if id != 0 {
+			w.graph.ch <- graphItem{id, vecs[i]}
+		}
+	}
+	return nil
+}
+
+// WriteFiles writes the files and gathers their chunks for the keyword
+// index, written as a segment every segmentChunks chunks.
+func (w *localWriter) WriteFiles(ctx context.Context, files []index.FileUpdate) error {
+	if len(files) == 0 {
+		return nil
+	}
+	added, err := w.st.writeFiles(ctx, files)
+	if err != nil {
+		return err
+	}
+	w.keywords.add(added)
+	if w.keywords.pending.Len() >= segmentChunks {
+		return w.writeKeywords(ctx)
+	}
+	return nil
+}
+
+func (w *localWriter) writeKeywords(ctx context.Context) error {
+	if err := w.st.writeKeywords(ctx, w.keywords); err != nil {
+		return fmt.Errorf("write keyword index: %w", err)
+	}
+	return nil
+}
+
+func (w *localWriter) TouchFiles(ctx context.Context, files []index.FileUpdate) error {
+	return w.st.touchFiles(ctx, files)
+}
+
+// RemoveDocuments drops them at Publish, after the keyword segments this
+// build wrote are merged.
+func (w *localWriter) RemoveDocuments(_ context.Context, ids []int64) error {
+	w.removed = append(w.removed, ids...)
+	return nil
+}
+
+func (w *localWriter) Publish(ctx context.Context, p index.PublishOptions) (files, chunks int, err error) {
+	st := w.st
+	if err := w.writeKeywords(ctx); err != nil {
+		return 0, 0, err
+	}
+	if err := st.compact(ctx, w.firstSeg); err != nil {
+		return 0, 0, fmt.Errorf("write keyword index: %w", err)
+	}
+	if len(w.removed) > 0 {
+		if err := st.removeDocuments(ctx, w.removed); err != nil {
+			return 0, 0, fmt.Errorf("remove deleted files: %w", err)
+		}
+	}
+	if _, err := st.gcVectors(ctx); err != nil {
+		return 0, 0, fmt.Errorf("drop unused vectors: %w", err)
+	}
+	if err := st.setMeta(ctx, "built_at", strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
+		return 0, 0, err
+	}
+	if p.Vectors {
+		if err := w.updateGraph(ctx, p.Progress); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := st.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents WHERE status = 'indexed'), (SELECT count(*) FROM chunks)`).Scan(&files, &chunks); err != nil {
+		return 0, 0, err
+	}
+	if w.gen != w.current && w.current != "" {
+		if _, err := st.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			return 0, 0, err
+		}
+		if err := writePointer(w.dir, currentFile, w.gen); err != nil {
+			return 0, 0, fmt.Errorf("publish rebuilt index: %w", err)
+		}
+		os.Remove(filepath.Join(w.dir, nextFile))
+		removeStaleGenerations(w.dir)
+	}
+	return files, chunks, nil
+}
+
+// Close stops the graph feeder, closes the database, clears the writing
+// mark and releases the lock, in that order.
+func (w *localWriter) Close() error {
+	if f, _ := w.stopGraph(); f != nil {
+		f.vg.close()
+	}
+	var err error
+	if w.st != nil {
+		err = w.st.Close()
+		clearWriting(filepath.Join(w.dir, w.gen))
+	}
+	w.lk.release()
+	return err
+}
+
+// graphFeeder inserts vectors into the graph on a goroutine of its own
+// while the build goes on: graph inserts are the most expensive step of a
+// build without a model, and they overlap with chunking and SQLite writes.
+type graphFeeder struct {
+	vg    *vectorGraph
+	ch    chan graphItem
+	done  chan error
+	added int
+}
+
+type graphItem struct {
+	id  int64
+	vec []float32
+}
+
+// loadGraph reads the graph file, or starts an empty graph when it is
+// missing, unreadable or mostly tombstones; the caller syncs it with the
+// stored vectors either way. A build checks every vector of the file (a
+// search checks only those it returns) before adding to it and saving it.
+func (w *localWriter) loadGraph() *vectorGraph {
+	vg, err := readGraphFile(filepath.Join(w.dir, w.gen, graphFile), w.dim)
+	if err == nil {
+		if err = vg.g.Verify(); err != nil {
+			vg.close()
+		}
+	}
+	if errors.Is(err, errGraphFormat) {
+		w.notice(graphDamagedNotice)
+	}
+	if err == nil && vg.tombstones() > max(64, vg.Len()/3) {
+		vg.close()
+		err = errors.New("mostly tombstones")
+	}
+	if err != nil {
+		vg = newVectorGraph(w.dim)
+	}
+	return vg
+}
+
+// startGraph inserts vectors as the build stores them, from one goroutine
+// per core: inserts lock per node, so they scale with cores, and they
+// overlap with chunking and SQLite writes.
+func (w *localWriter) startGraph() {
+	f := &graphFeeder{vg: w.loadGraph(), ch: make(chan graphItem, 1024), done: make(chan error, 1)}
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	added := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for it := range f.ch {
+				if errs[w] == nil {
+					errs[w] = f.vg.add(it.id, it.vec)
+					added[w]++
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		for _, a := range added {
+			f.added += a
+		}
+		f.done <- errors.Join(errs...)
+	}()
+	w.graph = f
+}
+
+// stopGraph waits for the feeder to finish what it was given.
+func (w *localWriter) stopGraph() (*graphFeeder, error) {
+	f := w.graph
+	if f == nil {
+		return nil, nil
+	}
+	w.graph = nil
+	close(f.ch)
+	return f, <-f.done
+}
+
+// updateGraph brings the ANN graph file in line with the stored vectors:
+// add and remove the difference, write it back atomically. A missing or
+// unreadable graph is rebuilt from the vectors, never an error.
+func (w *localWriter) updateGraph(ctx context.Context, progress func(phase string, done, total int)) error {
+	if w.dim == 0 {
+		d, _ := w.st.meta(ctx, "dim")
+		w.dim, _ = strconv.Atoi(d)
+		if w.dim == 0 {
+			return nil // nothing was ever embedded
+		}
+	}
+	f, err := w.stopGraph()
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	vg, fed := (*vectorGraph)(nil), 0
+	if f != nil {
+		vg, fed = f.vg, f.added
+	} else {
+		vg = w.loadGraph()
+	}
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	progress("graph", 0, 0)
+	added, removed, err := syncGraph(ctx, w.st, vg, func(done, total int) { progress("graph", done, total) })
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	path := filepath.Join(w.dir, w.gen, graphFile)
+	version, err := w.st.vectorVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	if fed+added+removed == 0 && fileExists(path) && vg.synced == version {
+		vg.close()
+		return nil
+	}
+	defer vg.close()
+	vg.synced = version
+	if err := vg.writeFile(path); err != nil {
+		return fmt.Errorf("save vector graph: %w", err)
+	}
+	return nil
+}
+
+// Store is the store of indexes on this machine: one folder per index
+// under Parent (config's IndexesDir).
+type Store struct{ Parent string }
+
+var (
+	_ index.Store  = Store{}
+	_ index.Reader = (*Index)(nil)
+	_ index.Target = localTarget{}
+)
+
+// Dir is the folder of the index name.
+func (l Store) Dir(name string) string { return filepath.Join(l.Parent, name) }
+
+func (Store) Kind() string { return "local" }
+
+func (l Store) List(ctx context.Context) ([]index.Info, error) { return List(ctx, l.Parent) }
+func (l Store) Names(_ context.Context) ([]string, error)      { return Names(l.Parent) }
+func (l Store) Generation(_ context.Context, name string) string {
+	return CurrentGeneration(l.Dir(name))
+}
+
+func (l Store) Open(_ context.Context, name string) (index.Reader, error) {
+	ix, err := Open(l.Dir(name), name)
+	if err != nil {
+		return nil, err // not a nil *Index in a non-nil Reader
+	}
+	return ix, nil
+}
+
+func (l Store) Status(ctx context.Context, name string) (index.Status, error) {
+	return StatusOf(ctx, l.Dir(name), name)
+}
+
+func (l Store) Remembered(_ context.Context, name string) (index.Remembered, error) {
+	return ReadRemembered(l.Dir(name))
+}
+
+func (l Store) Remove(ctx context.Context, name string, confirm func(index.Info) error) (index.Info, error) {
+	return Remove(ctx, l.Dir(name), name, confirm)
+}
+
+// Build creates or refreshes the local index in dir (see BuildTo).
+func Build(ctx context.Context, dir string, opt index.BuildOptions) (index.Summary, error) {
+	sum, err := index.BuildTo(ctx, localTarget{dir: dir}, opt)
+	return sum, damaged(opt.Name, err)
+}
+
+func (l Store) Build(ctx context.Context, opt index.BuildOptions) (index.Summary, error) {
+	return Build(ctx, l.Dir(opt.Name), opt)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
