@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -21,10 +22,19 @@ import (
 // engine over the three-file index, real TCP on 127.0.0.1), 9 rounds of
 // 40 requests each alternating, and the overhead is the difference of the
 // p50s. It runs once whatever b.N is and stops by itself.
+//
+// LORE_OVERHEAD_GAP=20ms gives the stand-in BenchmarkServeLoad's token
+// delays back (then 3 rounds of 10): lore's time per token, not only per
+// request, shows then.
 func BenchmarkServeOverhead(b *testing.B) {
-	const rounds, each = 9, 40
+	rounds, each := 9, 40
 	fake := ollamatest.New(b)
-	fake.SetChat(ollamatest.ChatScript{Tokens: answerTokens()})
+	script := ollamatest.ChatScript{Tokens: answerTokens()}
+	if gap, err := time.ParseDuration(os.Getenv("LORE_OVERHEAD_GAP")); err == nil && gap > 0 {
+		script.FirstDelay, script.TokenDelay = gap, gap
+		rounds, each = 3, 10
+	}
+	fake.SetChat(script)
 	eng := loadEngine(b, fake)
 	defer eng.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
