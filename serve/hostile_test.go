@@ -323,10 +323,11 @@ func TestQueuedRequestWaitsAtMostQueueTimeout(t *testing.T) {
 
 // TestRetryAfterFollowsTheRunningAnswers: a 429's Retry-After says when
 // the running answer should end, from how long answers take here, not a
-// fixed second.
+// fixed second. (2.5 s answers leave the slow machine 1.5 s between the
+// running answer's start and the refusal before 2 would be wrong.)
 func TestRetryAfterFollowsTheRunningAnswers(t *testing.T) {
 	f := newFixture(t, Options{}, func(c *config.Config) { c.ServeMaxConcurrent, c.ServeQueue = 1, 0 })
-	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout [1]."}, FirstDelay: 1500 * time.Millisecond})
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"Use ", "WithTimeout [1]."}, FirstDelay: 2500 * time.Millisecond})
 	if _, err := f.client().Chat.Completions.New(context.Background(), question("How do I cancel a request after a timeout?")); err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +338,6 @@ func TestRetryAfterFollowsTheRunningAnswers(t *testing.T) {
 	_, err := f.client().Chat.Completions.New(context.Background(), question("alpha widget"))
 	ae := apiError(t, err)
 	if secs, _ := strconv.Atoi(ae.Response.Header.Get("Retry-After")); ae.StatusCode != 429 || secs < 2 {
-		t.Errorf("answers here take 1.5 s and one just started: %d, Retry-After %q", ae.StatusCode, ae.Response.Header.Get("Retry-After"))
+		t.Errorf("answers here take 2.5 s and one just started: %d, Retry-After %q", ae.StatusCode, ae.Response.Header.Get("Retry-After"))
 	}
 }
