@@ -96,6 +96,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 		EmbedBatchSize: cfg.EmbedBatchSize,
 		Chunk:          ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		MaxFileSize:    cfg.MaxFileSize,
+		Walk:           ingest.WalkOptions{FollowSymlinks: cfg.FollowSymlinks},
 		Progress:       req.Progress,
 		Notice: func(msg string) {
 			slog.Warn(msg)

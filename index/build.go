@@ -322,10 +322,11 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 	for i, s := range sources {
 		roots[i] = s.Root
 	}
-	for i, w := range ingest.WalkRoots(roots) {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
+	walked, err := ingest.WalkRoots(ctx, roots, b.opt.Walk)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, w := range walked {
 		src, entries := sources[i], w.Entries
 		if wanted != nil && !wanted[src.ID] {
 			continue // walked only to claim its files
@@ -362,6 +363,10 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				j.prev = &prev
 			}
 			jobs = append(jobs, j)
+		}
+		if w.Cut != "" {
+			b.notice(fmt.Sprintf("source %s was not walked to the end (%s); the files it did not reach stay in the index as they were", src.Root, w.Cut))
+			continue
 		}
 		for p, d := range docs {
 			if !seen[p] {

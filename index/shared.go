@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -61,12 +62,23 @@ func FileChanged(path string, d DocState) bool {
 // this machine (removed, unmounted, or an index built elsewhere) is
 // listed once as missing, its documents staying as they are.
 func Changes(sources []Source, held func(Source) (map[string]DocState, error)) ([]Change, error) {
+	return ChangesWalk(context.Background(), sources, ingest.WalkOptions{}, held)
+}
+
+// ChangesWalk is Changes walking as walk says, the way the index's builds
+// walk (Remembered.Walk), so that a link the build skips is no "new" file
+// here; it ends with ctx.
+func ChangesWalk(ctx context.Context, sources []Source, walk ingest.WalkOptions, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
 	for i, s := range sources {
 		roots[i] = s.Root
 	}
-	for i, w := range ingest.WalkRoots(roots) {
+	walked, err := ingest.WalkRoots(ctx, roots, walk)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range walked {
 		src := sources[i]
 		if w.Err != nil {
 			changes = append(changes, Change{Path: src.Root, Change: "missing"})

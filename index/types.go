@@ -213,7 +213,9 @@ type BuildOptions struct {
 	EmbedBatchSize int
 	Chunk          ingest.ChunkOptions
 	MaxFileSize    int64
-	Workers        int
+	// Walk says which symbolic links the walk follows and bounds it.
+	Walk    ingest.WalkOptions
+	Workers int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
 	// Notice, if set, receives one-line warnings meant for the user.

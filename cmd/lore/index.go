@@ -69,6 +69,7 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 	f.String("embed-model", "nomic-embed-text", "Ollama embedding model")
 	f.Int("embed-batch-size", 32, "chunks per embedding request")
 	f.String("max-file-size", "4MiB", "skip files larger than this")
+	f.Bool("follow-symlinks", false, "follow symbolic links that lead outside a source (off: skipped with a reason)")
 	f.Int("chunk-size", 1500, "chunk budget in bytes")
 	f.Int("chunk-overlap", 200, "bytes of prose repeated when a section is split")
 	cmd.AddCommand(newIndexStatusCmd(g, streams), newIndexListCmd(g, streams), newIndexRmCmd(g, streams))

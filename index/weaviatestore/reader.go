@@ -516,7 +516,7 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	if err != nil {
 		return st, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
-	if st.Changed, err = index.Changes(v.sources, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
+	if st.Changed, err = index.ChangesWalk(ctx, v.sources, ingest.WalkOptions{}, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
 		return st, err
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {
