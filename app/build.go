@@ -56,8 +56,9 @@ func (e *Engine) damagedBuiltWith(ctx context.Context, name string) string {
 	return r.Embedder
 }
 
-// Build builds or refreshes the index req names with the configured
-// embedder. Searches and turns running meanwhile keep working, and see the
+// Build builds or refreshes the index req names: with the embedder it was
+// built with, or the configured one for a new index or when
+// req.ChooseEmbedder. Searches and turns running meanwhile keep working, and see the
 // result as soon as it is committed.
 func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, error) {
 	name, err := resolveIndex(e.cfg, req.Index)
@@ -70,18 +71,24 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	if cfg.Embedder == "none" {
 		model = "none"
 	}
-	if !req.ChooseEmbedder && !req.Rebuild {
-		if built := e.builtWith(ctx, name); built != "" {
-			model = built
-		}
-	}
 	var notices []string
-	if !req.ChooseEmbedder && req.Rebuild {
-		// A rebuild is how the configured embedder replaces the index's,
-		// except for a damaged index: that one is rebuilt as it was.
-		if built := e.damagedBuiltWith(ctx, name); built != "" && built != model {
+	if !req.ChooseEmbedder {
+		// An index keeps the embedder it was built with, a rebuild too:
+		// only --embedder or --embed-model switch it. (A rebuild that took
+		// the configured one needed Ollama to rebuild a keyword-only index.)
+		built, damaged := e.builtWith(ctx, name), false
+		if built == "" {
+			built, damaged = e.damagedBuiltWith(ctx, name), true
+		}
+		if built != "" && built != model && req.Rebuild {
+			what := "the index"
+			if damaged {
+				what = "the damaged index"
+			}
+			notices = append(notices, fmt.Sprintf("rebuilding %s with the embedder it was built with: %s (--embedder or --embed-model choose another)", what, built))
+		}
+		if built != "" {
 			model = built
-			notices = append(notices, fmt.Sprintf("rebuilding the damaged index with the embedder it was built with: %s (--embedder or --embed-model choose another)", built))
 		}
 	}
 	var emb index.Embedder

@@ -53,6 +53,7 @@ type builder struct {
 	opt      BuildOptions
 	w        Writer
 	sig      string
+	have     string // the embedder the Writer's generation holds ("" new)
 	dim      int
 	sum      Summary
 	progress Progress
@@ -93,32 +94,35 @@ func (b *builder) run(ctx context.Context, t Target) error {
 			return fmt.Errorf("%w %s: not a file or folder (a device, pipe or socket)", ErrBadSource, p)
 		}
 	}
-	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, Notice: b.notice, Before: func(exists bool) error {
-		if !exists && len(paths) == 0 {
-			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
-		}
-		if !exists && b.opt.Embedder != nil {
-			// A first build whose embedder cannot work must leave nothing
-			// behind: an empty index bound to that embedder would refuse
-			// the natural retry with --embedder none.
-			if _, err := b.opt.Embedder.Check(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	}})
+	w, err := b.begin(ctx, t, false)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	b.w = w
+	defer func() {
+		if b.w != nil { // the Writer begin made last
+			b.w.Close()
+		}
+	}()
+	err = b.checkMeta(ctx)
+	if errors.Is(err, errOtherEmbedder) && b.opt.Rebuild {
+		// Only an interrupted rebuild, resumed, holds another embedder's
+		// work here: a rebuild told another embedder starts it over,
+		// else the advice to rebuild would lead back to this refusal.
+		b.notice(fmt.Sprintf("the interrupted rebuild used embedder %s: starting it over with %s", describeEmbedder(b.have), describeEmbedder(b.sum.Embedder)))
+		w.Close()
+		b.w = nil
+		if w, err = b.begin(ctx, t, true); err != nil {
+			return err
+		}
+		err = b.checkMeta(ctx)
+	}
+	if err != nil {
+		return err
+	}
 	if b.opt.Rebuild && len(paths) == 0 {
 		if paths, err = w.PreviousSources(ctx); err != nil {
 			return err
 		}
-	}
-	if err := b.checkMeta(ctx); err != nil {
-		return err
 	}
 	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
@@ -136,8 +140,12 @@ func (b *builder) run(ctx context.Context, t Target) error {
 	}
 	// Remembered only once the embedder answered: a new folder named
 	// while Ollama is down must not join the index's sources unindexed.
-	if err := b.remember(ctx); err != nil {
-		return err
+	// A rebuild's are remembered once it is published: until then the
+	// index is what it was, embedder and all.
+	if !b.opt.Rebuild {
+		if err := b.remember(ctx); err != nil {
+			return err
+		}
 	}
 	b.progress.FilesTotal = len(jobs)
 	b.report("index")
@@ -157,8 +165,39 @@ func (b *builder) run(ctx context.Context, t Target) error {
 	if err != nil {
 		return err
 	}
+	if b.opt.Rebuild {
+		if err := b.remember(ctx); err != nil {
+			return err
+		}
+	}
 	b.report("done")
 	return nil
+}
+
+// begin asks t for the build's Writer. discardNext drops an interrupted
+// rebuild rather than resume it.
+func (b *builder) begin(ctx context.Context, t Target, discardNext bool) (Writer, error) {
+	paths := b.opt.Paths
+	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, DiscardNext: discardNext, Notice: b.notice, Before: func(exists bool) error {
+		if !exists && len(paths) == 0 {
+			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
+		}
+		if (!exists || b.opt.Rebuild) && b.opt.Embedder != nil {
+			// A first build or a rebuild whose embedder cannot work must
+			// leave nothing behind: an empty index, or a rebuild to
+			// resume, bound to that embedder would refuse the natural
+			// retry with --embedder none.
+			if _, err := b.opt.Embedder.Check(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	b.w = w
+	return w, nil
 }
 
 // checkMeta refuses an index built with another embedder, and records
@@ -175,12 +214,13 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
 	}
+	b.have = have
 	if have == "" {
 		return b.w.SetMeta(ctx, "embedder", want, "chunker", b.sig)
 	}
 	if !b.sameModel(have, want) {
-		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
-			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
+		return otherEmbedderError(fmt.Sprintf("index %q holds embedder %s, not %s: `lore index --rebuild %s` rebuilds it with %s, `lore index %s` keeps %s",
+			b.opt.Name, describeEmbedder(have), describeEmbedder(want), embedderFlags(want), want, embedderFlags(have), have))
 	}
 	return b.w.SetMeta(ctx, "chunker", b.sig)
 }
@@ -193,6 +233,23 @@ func (b *builder) sameModel(have, want string) bool {
 		return s.SameModel(have)
 	}
 	return have == want
+}
+
+// errOtherEmbedder is checkMeta's refusal of an embedder the index (or
+// the rebuild it resumes) does not hold.
+var errOtherEmbedder = errors.New("another embedder")
+
+type otherEmbedderError string
+
+func (e otherEmbedderError) Error() string        { return string(e) }
+func (e otherEmbedderError) Is(target error) bool { return target == errOtherEmbedder }
+
+// embedderFlags are the flags that name model.
+func embedderFlags(model string) string {
+	if model == "none" {
+		return "--embedder none"
+	}
+	return "--embedder ollama --embed-model " + model
 }
 
 func describeEmbedder(model string) string {

@@ -47,7 +47,8 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
   lore index                             # refresh what was indexed before
   lore index --embedder none ./docs      # keyword search only: no Ollama needed
-  lore index --rebuild                   # start over (after changing embed-model)
+  lore index --rebuild                   # start over, with the index's embedder
+  lore index --rebuild --embed-model M   # start over, embedding with model M
   lore index --json ./docs | jq .chunks  # a summary for scripts
   lore index list                        # every index: chunks, size, embedder, built
   lore index rm scratch                  # remove an index (asks first)`,
