@@ -344,13 +344,16 @@ func (r *run) do(turn Turn) {
 		case r.ctx.Err() != nil:
 			r.finish(r.ctx.Err())
 			return
+		// Without the web the turn is decided as offline: the documents
+		// were already judged not to answer it, and answering "from the
+		// docs" anyway put weak passages, or none, before the model with
+		// citations pointing nowhere.
 		case err != nil:
-			// A web failure never loses the answer: fall back to the docs.
-			r.addNotice("web search failed, answering from the documents: " + err.Error())
-			route = RouteDocs
+			r.addNotice("web search failed (" + err.Error() + "), so answered as offline: the documents do not cover this")
+			route = RouteNone
 		case len(found) == 0:
-			r.addNotice("the web search found nothing, answering from the documents")
-			route = RouteDocs
+			r.addNotice("the web search found nothing, so answered as offline: the documents do not cover this")
+			route = RouteNone
 		default:
 			r.res.Sources = webSources(found, r.cfg.TopK)
 		}
@@ -359,6 +362,10 @@ func (r *run) do(turn Turn) {
 		// The user handed over material to ask about: it is a source too.
 		route = RouteDocs
 		r.addNotice("the documents do not cover this well; answering from the context you gave")
+	}
+	if route == RouteDocs && len(r.res.Sources) == 0 && turn.Context == "" {
+		// Never a prompt with an empty source list: nothing to answer from.
+		route = RouteNone
 	}
 	if r.a.Chat == nil && route != RouteNone {
 		route = RouteSourcesOnly

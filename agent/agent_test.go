@@ -127,8 +127,9 @@ func TestRoutes(t *testing.T) {
 		{"offline below threshold", Offline, []float32{-1, -3, -4}, nil, true, RouteNone, "", false},
 		{"online below threshold", Online, []float32{-1, -3, -4}, fakeWeb{results: []WebResult{{URL: "https://go.dev/blog/context", Title: "Context", Content: "blog"}}}, true, RouteWeb, "", true},
 		{"online above threshold", Online, []float32{1, -3, -4}, fakeWeb{err: errors.New("must not be called")}, true, RouteDocs, "", true},
-		{"online, web failing", Online, []float32{-1, -3, -4}, fakeWeb{err: errors.New("Tavily answered 429")}, true, RouteDocs, "web search failed", true},
-		{"online, web empty", Online, []float32{-1, -3, -4}, fakeWeb{}, true, RouteDocs, "found nothing", true},
+		// Without the web, the offline decision (issue 34, item 3).
+		{"online, web failing", Online, []float32{-1, -3, -4}, fakeWeb{err: errors.New("Tavily answered 429")}, true, RouteNone, "web search failed (Tavily answered 429), so answered as offline", false},
+		{"online, web empty", Online, []float32{-1, -3, -4}, fakeWeb{}, true, RouteNone, "found nothing, so answered as offline", false},
 		{"no reranker, retrievers agree", Offline, nil, nil, true, RouteDocs, "", true},
 		{"no model", Offline, []float32{2, -3, -4}, nil, false, RouteSourcesOnly, "no language model", false},
 		{"no model, not in docs", Offline, []float32{-2, -3, -4}, nil, false, RouteNone, "", false},

@@ -179,10 +179,17 @@ func TestAskOnlineWithFailingWeb(t *testing.T) {
 	defer web.Close()
 	e.vars["LORE_WEB_PROVIDER"] = "searxng"
 	e.vars["LORE_SEARXNG_URL"] = web.URL
+	// Without the web, offline's decision: not in the docs (issue 34, item 3).
 	r := e.run(false, "ask", "--index", "go", "--online", "--json", "zebra quantum marmalade")
 	out := askJSONOut(t, r.stdout)
-	if r.code != exitOK || out.Mode != "online" || out.Route != "docs" || out.Answer == "" || !strings.Contains(r.stderr, "web search failed") {
+	if r.code != exitNotInDocs || out.Mode != "online" || out.Route != "none" || !strings.Contains(r.stderr, "web search failed") || !strings.Contains(r.stderr, "answered as offline") {
 		t.Fatalf("exit %d %+v\n%s", r.code, out, r.stderr)
+	}
+	e.vars["LORE_SEARXNG_URL"] = "http://127.0.0.1:1" // nothing listens
+	r = e.run(false, "ask", "--index", "go", "--online", "--json", "what is the capital of France?")
+	out = askJSONOut(t, r.stdout)
+	if r.code != exitNotInDocs || out.Route != "none" {
+		t.Fatalf("web unreachable: exit %d route %q\n%s", r.code, out.Route, r.stderr)
 	}
 }
 
