@@ -136,8 +136,14 @@ type Timings struct {
 
 // Results is what a search found.
 type Results struct {
-	Mode    string // "hybrid", "lexical" or "vector" (NoLexical)
-	Hits    []Hit
+	Mode string // "hybrid", "lexical" or "vector" (NoLexical)
+	Hits []Hit
+	// Known is the share of the query's content words that the index
+	// holds anywhere (the local store: its postings; Weaviate: its
+	// keyword candidates); 0 without keyword search. A word no chunk
+	// holds (Confluence, GPU in lore's docs) says the question is about
+	// something else, however much of the rest a chunk matches.
+	Known   float64
 	Timings Timings
 	// Notice is something the user should hear once: the vector graph file
 	// was damaged and this search rebuilt it from the stored vectors.

@@ -202,9 +202,11 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	objs := map[int64]chunkObj{}
 	words := analysis.QueryWords(query)
 	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
+	held := map[string]bool{}
 	for i, o := range lex {
-		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o), o
+		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o, held), o
 	}
+	res.Known = analysis.Coverage(words, func(t string) bool { return held[t] })
 	vecRanks := make([][]int64, len(vecHits))
 	for i, o := range vecHits {
 		vecRanks[i] = []int64{int64(o.ChunkID)}
@@ -238,7 +240,7 @@ func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, v
 	for _, o := range objs {
 		h := v.hit(o)
 		h.Score, _ = strconv.ParseFloat(o.Additional.Score, 64)
-		h.Coverage = coverage(words, o)
+		h.Coverage = coverage(words, o, nil)
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
@@ -286,8 +288,9 @@ func bm25Query(q string) string {
 }
 
 // coverage is analysis.Coverage over the chunk's terms as the analyser
-// gives them, the local store's postings for the same chunk.
-func coverage(words []analysis.QueryWord, o chunkObj) float64 {
+// gives them, the local store's postings for the same chunk. held, when
+// not nil, gathers the terms of every candidate (Results.Known).
+func coverage(words []analysis.QueryWord, o chunkObj, held map[string]bool) float64 {
 	if len(words) == 0 {
 		return 0
 	}
@@ -295,6 +298,9 @@ func coverage(words []analysis.QueryWord, o chunkObj) float64 {
 	terms := make(map[string]bool, len(d.Terms))
 	for _, t := range d.Terms {
 		terms[t.Term] = true
+		if held != nil {
+			held[t.Term] = true
+		}
 	}
 	return analysis.Coverage(words, func(t string) bool { return terms[t] })
 }
