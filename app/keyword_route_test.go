@@ -26,8 +26,8 @@ func TestKeywordOnlyRefusesQuestionsOfUnknownWords(t *testing.T) {
 	}
 	t.Cleanup(func() { e.Close() })
 	for q, want := range map[string]agent.Route{
-		"How long does Prometheus keep samples on disk?":                 agent.RouteDocs,
-		"Which GPU and CUDA driver keep Prometheus samples on disk?":     agent.RouteNone, // gpu, cuda, driver: nowhere
+		"How long does Prometheus keep samples on disk?":                agent.RouteDocs,
+		"Which GPU and CUDA driver keep Prometheus samples on disk?":    agent.RouteNone, // gpu, cuda, driver: nowhere
 		"Which Kubernetes operator installs Prometheus with Terraform?": agent.RouteNone,
 	} {
 		final, _ := ask(t, e, q)

@@ -156,7 +156,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		if err := w.RemoveDocuments(ctx, removed); err != nil {
 			return fmt.Errorf("remove deleted files: %w", err)
 		}
-		b.sum.FilesRemoved = len(removed)
+		b.sum.FilesRemoved += len(removed)
 	}
 	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
@@ -404,6 +404,9 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				if !known || prev.Reason != e.Reason {
 					walkSkips = append(walkSkips, FileUpdate{SourceID: src.ID, Path: e.Rel, Status: StatusSkipped, Reason: e.Reason, Chunker: b.sig})
 				}
+				if known && prev.Status == StatusIndexed {
+					b.sum.FilesRemoved++ // its chunks leave the index
+				}
 				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
 			}
@@ -463,7 +466,10 @@ type result struct {
 	root string // the source's root, for messages
 	up   FileUpdate
 	same bool // content unchanged: only the stat info is refreshed
-	warn string
+	// dropped is a file the index held that is now skipped: its chunks
+	// leave the index, a removal the summary counts.
+	dropped bool
+	warn    string
 }
 
 func (b *builder) process(ctx context.Context, jobs []job) error {
@@ -524,7 +530,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 	up := FileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: StatusIndexed, Chunker: b.sig}
 	skip := func(reason string) result {
 		up.Status, up.Reason = StatusSkipped, reason
-		return result{root: j.src.Root, up: up}
+		return result{root: j.src.Root, up: up, dropped: j.prev != nil && j.prev.Status == StatusIndexed}
 	}
 	if !ingest.Supported(j.e.Rel) {
 		return skip(ingest.ReasonUnsupported)
@@ -577,6 +583,9 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 		}
 		if r.up.Status == StatusSkipped {
 			b.skipped(r.root, r.up.Path, r.up.Reason)
+			if r.dropped {
+				b.sum.FilesRemoved++
+			}
 			if r.up.Reason == ingest.ErrNoPDFTool.Error() {
 				b.notice("PDF files skipped: " + ingest.ErrNoPDFTool.Error())
 			}
@@ -675,7 +684,7 @@ func (b *builder) remember(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := Remembered{Sources: []string{}}
+	r := Remembered{Sources: []string{}, Settings: b.opt.Remember}
 	for _, s := range srcs {
 		r.Sources = append(r.Sources, s.Root)
 	}

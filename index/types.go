@@ -1,6 +1,7 @@
 package index
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/lore-cli/lore/index/ingest"
@@ -208,6 +209,18 @@ type Passage struct {
 type Remembered struct {
 	Sources  []string
 	Embedder string // "none" for keyword-only; "" if unknown
+	// Settings are what the builds were told that shapes the index
+	// (BuildOptions.Remember: config keys such as max-file-size, as
+	// text), which the next build keeps unless told otherwise. Absent
+	// from what older lore wrote.
+	Settings map[string]string `json:",omitempty"`
+}
+
+// Walk is how the index's builds walk its sources (follow-symlinks), for
+// a status that lists what the next build would change.
+func (r Remembered) Walk() ingest.WalkOptions {
+	follow, _ := strconv.ParseBool(r.Settings["follow-symlinks"])
+	return ingest.WalkOptions{FollowSymlinks: follow}
 }
 
 // BuildOptions says what to index and how.
@@ -220,8 +233,10 @@ type BuildOptions struct {
 	Chunk          ingest.ChunkOptions
 	MaxFileSize    int64
 	// Walk says which symbolic links the walk follows and bounds it.
-	Walk    ingest.WalkOptions
-	Workers int
+	Walk ingest.WalkOptions
+	// Remember is recorded with the sources (Remembered.Settings).
+	Remember map[string]string
+	Workers  int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
 	// Notice, if set, receives one-line warnings meant for the user.

@@ -21,7 +21,8 @@ import (
 type indexOptions struct {
 	paths          []string
 	rebuild        bool
-	chooseEmbedder bool // --embedder or --embed-model given
+	chooseEmbedder bool     // --embedder or --embed-model given
+	told           []string // app.RememberedKeys given as flags
 	quiet          bool
 	json           bool
 }
@@ -59,6 +60,11 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 			}
 			opts.paths = args
 			opts.chooseEmbedder = cmd.Flags().Changed("embedder") || cmd.Flags().Changed("embed-model")
+			for _, k := range app.RememberedKeys {
+				if cmd.Flags().Changed(k) {
+					opts.told = append(opts.told, k)
+				}
+			}
 			return runIndex(cmd.Context(), cfg, opts, streams)
 		},
 	}
@@ -84,7 +90,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 	}
 	defer eng.Close()
 	var bar *progressBar
-	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder}
+	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder, Told: opts.told}
 	if !opts.quiet {
 		bar = newProgressBar(streams.Err, streams.ErrTTY, streams.ErrWidth)
 		req.Progress, req.Notice = bar.update, bar.notice

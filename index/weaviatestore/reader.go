@@ -522,7 +522,11 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	if err != nil {
 		return st, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
-	if st.Changed, err = index.ChangesWalk(ctx, v.sources, ingest.WalkOptions{}, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
+	walk := ingest.WalkOptions{}
+	if rem, err := r.s.Remembered(ctx, r.name); err == nil {
+		walk = rem.Walk()
+	}
+	if st.Changed, err = index.ChangesWalk(ctx, v.sources, walk, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
 		return st, err
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {
