@@ -117,7 +117,7 @@ func TestAskContext(t *testing.T) {
 	e, srv := askEnv(t)
 	file := filepath.Join(t.TempDir(), "main.go")
 	os.WriteFile(file, []byte("line1\nline2\nline3\nline4\n"), 0o644)
-	r := e.runIn("piped selection", false, "ask", "--index", "go", "--context-file", file+":2-3", "what does this do?")
+	r := e.runIn("piped selection", false, "ask", "--index", "go", "--context-file", file+":2-3", "-", "what does this do?")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
@@ -419,7 +419,7 @@ func TestAskFitsTheModelsContext(t *testing.T) {
 	}
 	big := "START " + strings.Repeat("the build log says nothing useful here ", 2400) + " END" // 94 KB
 
-	r := e.runIn(big, false, "ask", "--index", "go", "how do I cancel a context?")
+	r := e.runIn(big, false, "ask", "--index", "go", "--context", "-", "how do I cancel a context?")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -456,7 +456,7 @@ func TestAskFitsTheModelsContext(t *testing.T) {
 	}
 	srv.ContextLength["llama3.2:3b"] = 2048
 	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Call cancel [1]", " [3]."}})
-	r = e.runIn(big, false, "ask", "--json", "--index", "long", "how do I release a context's resources?")
+	r = e.runIn(big, false, "ask", "--json", "--index", "long", "--context", "-", "how do I release a context's resources?")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
