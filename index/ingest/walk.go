@@ -234,6 +234,9 @@ func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
 		}
 		if link && !w.opt.FollowSymlinks {
 			if target, out := w.outside(childAbs); out {
+				if said, err := os.Readlink(childAbs); err == nil && filepath.IsAbs(said) {
+					target = said // /proc/self, not the pid of this walk
+				}
 				w.skip(childRel, childAbs, fmt.Sprintf("%s: it leads to %s (set follow-symlinks to index it)", ReasonLinkOutside, target))
 				continue
 			}
