@@ -22,7 +22,7 @@ func TestFailedWebSearchWithNothingMatched(t *testing.T) {
 			if _, ok := last.(Done); !ok {
 				t.Fatalf("ended with %T", last)
 			}
-			if res.Route != RouteNone || res.Answer != NotInDocs || len(res.Sources) != 0 {
+			if res.Route != RouteNone || res.Answer != NotInDocsNone || len(res.Sources) != 0 {
 				t.Errorf("route %q answer %q sources %d, want %q, not in the docs, none", res.Route, res.Answer, len(res.Sources), RouteNone)
 			}
 			if !strings.Contains(res.Notice, "answered as offline") {
