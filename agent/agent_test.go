@@ -127,8 +127,9 @@ func TestRoutes(t *testing.T) {
 		{"offline below threshold", Offline, []float32{-1, -3, -4}, nil, true, RouteNone, "", false},
 		{"online below threshold", Online, []float32{-1, -3, -4}, fakeWeb{results: []WebResult{{URL: "https://go.dev/blog/context", Title: "Context", Content: "blog"}}}, true, RouteWeb, "", true},
 		{"online above threshold", Online, []float32{1, -3, -4}, fakeWeb{err: errors.New("must not be called")}, true, RouteDocs, "", true},
-		{"online, web failing", Online, []float32{-1, -3, -4}, fakeWeb{err: errors.New("Tavily answered 429")}, true, RouteDocs, "web search failed", true},
-		{"online, web empty", Online, []float32{-1, -3, -4}, fakeWeb{}, true, RouteDocs, "found nothing", true},
+		// Without the web, the offline decision (issue 34, item 3).
+		{"online, web failing", Online, []float32{-1, -3, -4}, fakeWeb{err: errors.New("Tavily answered 429")}, true, RouteNone, "web search failed (Tavily answered 429), so answered as offline", false},
+		{"online, web empty", Online, []float32{-1, -3, -4}, fakeWeb{}, true, RouteNone, "found nothing, so answered as offline", false},
 		{"no reranker, retrievers agree", Offline, nil, nil, true, RouteDocs, "", true},
 		{"no model", Offline, []float32{2, -3, -4}, nil, false, RouteSourcesOnly, "no language model", false},
 		{"no model, not in docs", Offline, []float32{-2, -3, -4}, nil, false, RouteNone, "", false},
@@ -422,21 +423,26 @@ func TestAgreementNeedsBothNearTheTop(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		passages []Passage
+		known    float64
 		want     bool
 	}{
-		{"both first", []Passage{{LexicalRank: 1, VectorRank: 1}}, true},
-		{"both near the top", []Passage{{LexicalRank: 2, VectorRank: 3}}, true},
-		{"keyword match deep in the vector list", []Passage{{LexicalRank: 1, VectorRank: 30}, {VectorRank: 1}}, false},
-		{"vector only", []Passage{{VectorRank: 1}, {LexicalRank: 1, VectorRank: 40}}, false},
-		{"keyword rank far down", []Passage{{LexicalRank: 12, VectorRank: 1}}, false},
-		{"both first, little of the question in the passage", []Passage{{LexicalRank: 1, VectorRank: 1, Coverage: 0.1}}, true},
-		{"lexical-only index", []Passage{{LexicalRank: 1, Coverage: 0.6}, {LexicalRank: 2}}, true},
-		{"lexical-only index, a third of the question", []Passage{{LexicalRank: 1, Coverage: 1.0 / 3}}, false},
-		{"lexical-only index, nothing of it but stopwords", []Passage{{LexicalRank: 1}}, false},
-		{"lexical-only index, far down", []Passage{{LexicalRank: 9, Coverage: 1}}, false},
-		{"nothing", nil, false},
+		{"both first", []Passage{{LexicalRank: 1, VectorRank: 1}}, 0, true},
+		{"both near the top", []Passage{{LexicalRank: 2, VectorRank: 3}}, 0, true},
+		{"keyword match deep in the vector list", []Passage{{LexicalRank: 1, VectorRank: 30}, {VectorRank: 1}}, 1, false},
+		{"vector only", []Passage{{VectorRank: 1}, {LexicalRank: 1, VectorRank: 40}}, 1, false},
+		{"keyword rank far down", []Passage{{LexicalRank: 12, VectorRank: 1}}, 1, false},
+		{"both first, little of the question in the passage", []Passage{{LexicalRank: 1, VectorRank: 1, Coverage: 0.1}}, 0.2, true},
+		{"lexical-only index", []Passage{{LexicalRank: 1, Coverage: 0.6}, {LexicalRank: 2}}, 1, true},
+		// Issue 34, item 5: the words the index holds nowhere decide.
+		{"lexical-only index, every word known, a quarter in the passage", []Passage{{LexicalRank: 1, Coverage: 0.25}}, 1, true},
+		{"lexical-only index, a word in three unknown", []Passage{{LexicalRank: 1, Coverage: 0.6}}, 2.0 / 3, false},
+		{"lexical-only index, a word in five unknown, little in the passage", []Passage{{LexicalRank: 1, Coverage: 0.3}}, 0.8, false},
+		{"lexical-only index, a word in five unknown, most in the passage", []Passage{{LexicalRank: 1, Coverage: 0.6}}, 0.8, true},
+		{"lexical-only index, nothing of it but stopwords", []Passage{{LexicalRank: 1}}, 0, false},
+		{"lexical-only index, far down", []Passage{{LexicalRank: 9, Coverage: 1}}, 1, false},
+		{"nothing", nil, 1, false},
 	} {
-		if got := Agreement(tc.passages); got != tc.want {
+		if got := Agreement(tc.passages, tc.known); got != tc.want {
 			t.Errorf("%s: agreement %v, want %v", tc.name, got, tc.want)
 		}
 	}

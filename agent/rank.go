@@ -12,6 +12,9 @@ import (
 type Retrieval struct {
 	Passages []Passage // best first by fused score
 	Mode     string    // "hybrid" or "lexical"
+	// Known is the share of the query's content words the index holds
+	// anywhere (index.Results.Known): the keyword-only route's signal.
+	Known float64
 	// Notice says why the search was narrower than asked (no embedder,
 	// Ollama down): shown to the user once, as a Notice event.
 	Notice string

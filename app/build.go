@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
 
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/internal/ollama"
@@ -21,6 +24,10 @@ type BuildRequest struct {
 	// (--embedder, --embed-model). Otherwise an existing index keeps the
 	// embedder it was built with, whatever the configuration says.
 	ChooseEmbedder bool
+	// Told are the settings of RememberedKeys the user set for this run
+	// (flags); the others come from what the index remembers, else the
+	// configuration.
+	Told []string
 	// Progress and Notice, when set, are called from the build's goroutine.
 	Progress func(index.Progress)
 	Notice   func(string)
@@ -56,8 +63,9 @@ func (e *Engine) damagedBuiltWith(ctx context.Context, name string) string {
 	return r.Embedder
 }
 
-// Build builds or refreshes the index req names with the configured
-// embedder. Searches and turns running meanwhile keep working, and see the
+// Build builds or refreshes the index req names: with the embedder it was
+// built with, or the configured one for a new index or when
+// req.ChooseEmbedder. Searches and turns running meanwhile keep working, and see the
 // result as soon as it is committed.
 func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, error) {
 	name, err := resolveIndex(e.cfg, req.Index)
@@ -66,22 +74,32 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	}
 	cfg := e.cfg
 	cfg.Index = name
+	remember, err := e.rememberedSettings(ctx, &cfg, req.Told)
+	if err != nil {
+		return index.Summary{}, err
+	}
 	model := cfg.EmbedModel
 	if cfg.Embedder == "none" {
 		model = "none"
 	}
-	if !req.ChooseEmbedder && !req.Rebuild {
-		if built := e.builtWith(ctx, name); built != "" {
-			model = built
-		}
-	}
 	var notices []string
-	if !req.ChooseEmbedder && req.Rebuild {
-		// A rebuild is how the configured embedder replaces the index's,
-		// except for a damaged index: that one is rebuilt as it was.
-		if built := e.damagedBuiltWith(ctx, name); built != "" && built != model {
+	if !req.ChooseEmbedder {
+		// An index keeps the embedder it was built with, a rebuild too:
+		// only --embedder or --embed-model switch it. (A rebuild that took
+		// the configured one needed Ollama to rebuild a keyword-only index.)
+		built, damaged := e.builtWith(ctx, name), false
+		if built == "" {
+			built, damaged = e.damagedBuiltWith(ctx, name), true
+		}
+		if built != "" && built != model && req.Rebuild {
+			what := "the index"
+			if damaged {
+				what = "the damaged index"
+			}
+			notices = append(notices, fmt.Sprintf("rebuilding %s with the embedder it was built with: %s (--embedder or --embed-model choose another)", what, built))
+		}
+		if built != "" {
 			model = built
-			notices = append(notices, fmt.Sprintf("rebuilding the damaged index with the embedder it was built with: %s (--embedder or --embed-model choose another)", built))
 		}
 	}
 	var emb index.Embedder
@@ -96,6 +114,8 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 		EmbedBatchSize: cfg.EmbedBatchSize,
 		Chunk:          ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		MaxFileSize:    cfg.MaxFileSize,
+		Walk:           ingest.WalkOptions{FollowSymlinks: cfg.FollowSymlinks},
+		Remember:       remember,
 		Progress:       req.Progress,
 		Notice: func(msg string) {
 			slog.Warn(msg)
@@ -109,4 +129,57 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	}
 	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", model)
 	return e.store.Build(ctx, bo)
+}
+
+// RememberedKeys are the settings that shape an index. Those the user
+// gives a build (flags) are remembered with it (index.Remembered.Settings)
+// and used by the next builds unless given again, so that a plain `lore
+// index` after `lore index --max-file-size 10MiB docs` does not drop the
+// large files it was told to keep. follow-symlinks is remembered however
+// it was set: it says what the index may hold, and index status walks by it.
+var RememberedKeys = []string{"max-file-size", "chunk-size", "chunk-overlap", "follow-symlinks"}
+
+// setting is cfg's value of one of RememberedKeys, as text config.Set reads.
+func setting(cfg config.Config, key string) string {
+	switch key {
+	case "max-file-size":
+		return strconv.FormatInt(cfg.MaxFileSize, 10)
+	case "chunk-size":
+		return strconv.Itoa(cfg.ChunkSize)
+	case "chunk-overlap":
+		return strconv.Itoa(cfg.ChunkOverlap)
+	case "follow-symlinks":
+		return strconv.FormatBool(cfg.FollowSymlinks)
+	}
+	return ""
+}
+
+// rememberedSettings sets in cfg what the index remembers of the settings
+// the user did not give for this run (told), and returns what this build
+// is to remember. A new index, or one built by a lore that did not
+// remember settings, takes the configuration's.
+func (e *Engine) rememberedSettings(ctx context.Context, cfg *config.Config, told []string) (map[string]string, error) {
+	var had map[string]string
+	if r, err := e.store.Remembered(ctx, cfg.Index); err == nil {
+		had = r.Settings
+	}
+	out := map[string]string{}
+	for _, k := range RememberedKeys {
+		v, ok := had[k]
+		if !ok || slices.Contains(told, k) {
+			continue
+		}
+		if err := cfg.Set(k, v); err != nil {
+			return nil, fmt.Errorf("index %q remembers %s %q, which lore refuses (%v): give it for this run, e.g. --%s", cfg.Index, k, v, err, k)
+		}
+		out[k] = v
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("index %q remembers settings lore refuses (%v): give them for this run, e.g. --chunk-size 1500", cfg.Index, err)
+	}
+	for _, k := range told {
+		out[k] = setting(*cfg, k)
+	}
+	out["follow-symlinks"] = setting(*cfg, "follow-symlinks")
+	return out, nil
 }

@@ -41,6 +41,10 @@ type Config struct {
 
 	// MaxFileSize is the largest file indexed, in bytes; larger ones are skipped.
 	MaxFileSize int64 `yaml:"max-file-size"`
+	// FollowSymlinks lets the walk follow symbolic links that lead out of
+	// a source; off, they are skipped with a reason (links inside a
+	// source are always followed).
+	FollowSymlinks bool `yaml:"follow-symlinks"`
 	// ChunkSize is the chunk budget in characters.
 	ChunkSize int `yaml:"chunk-size"`
 	// ChunkOverlap is how many characters of the previous piece a split

@@ -142,7 +142,9 @@ func (f *fakeEngine) Search(ctx context.Context, q string, k int, s Setup) (agen
 	if len(ps) > 0 {
 		best = ps[0].Rerank
 	}
-	return agent.Ranking{Passages: ps, Best: best}, nil
+	r := agent.Ranking{Passages: ps, Best: best}
+	r.Known = 1 // every word of the question is in the index
+	return r, nil
 }
 
 func (f *fakeEngine) Ask(ctx context.Context, q string, s Setup) (agent.Result, error) {

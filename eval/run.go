@@ -76,9 +76,11 @@ type Outcome struct {
 	// Coverage is the best passage's share of the question's words, the
 	// floor of agreement in a keyword-only index.
 	Coverage float64 `json:"coverage"`
-	Route    string  `json:"route,omitempty"`
-	Answer   string  `json:"answer,omitempty"`
-	Top      []Span  `json:"top,omitempty"`
+	// Known is the share of the question's words the index holds at all.
+	Known  float64 `json:"known"`
+	Route  string  `json:"route,omitempty"`
+	Answer string  `json:"answer,omitempty"`
+	Top    []Span  `json:"top,omitempty"`
 	// Lines is the length in lines of each of the top 5 passages: what
 	// a reader (or the model) has to read, which a metric over overlaps
 	// rewards bigger passages for.
@@ -190,6 +192,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 	need := max(opt.K, 10)
 	var passages []agent.Passage
 	var best *float32
+	var known float64
 	if main && opt.Answers {
 		r, err := eng.Ask(ctx, q.Question, setup)
 		if err != nil {
@@ -206,7 +209,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		// when the turn reranked fewer than the metrics look at
 		// (rerank-candidates below -k): retrieval numbers are then the
 		// same with and without answers.
-		passages, best = r.Candidates, bestOf(r.Candidates)
+		passages, best, known = r.Candidates, bestOf(r.Candidates), r.Known
 		if len(passages) < need {
 			ranking, err := eng.Search(ctx, q.Question, need, setup)
 			if err != nil {
@@ -233,13 +236,13 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 			o.fail(q, opt.K, err)
 			return o
 		}
-		passages, best = ranking.Passages, ranking.Best
+		passages, best, known = ranking.Passages, ranking.Best, ranking.Known
 	}
 	if best != nil {
 		b := float64(*best)
 		o.Best = &b
 	}
-	o.Agree = agent.Agreement(passages)
+	o.Agree, o.Known = agent.Agreement(passages, known), known
 	if len(passages) > 0 {
 		o.Coverage = passages[0].Coverage
 	}

@@ -53,6 +53,7 @@ type builder struct {
 	opt      BuildOptions
 	w        Writer
 	sig      string
+	have     string // the embedder the Writer's generation holds ("" new)
 	dim      int
 	sum      Summary
 	progress Progress
@@ -93,32 +94,35 @@ func (b *builder) run(ctx context.Context, t Target) error {
 			return fmt.Errorf("%w %s: not a file or folder (a device, pipe or socket)", ErrBadSource, p)
 		}
 	}
-	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, Notice: b.notice, Before: func(exists bool) error {
-		if !exists && len(paths) == 0 {
-			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
-		}
-		if !exists && b.opt.Embedder != nil {
-			// A first build whose embedder cannot work must leave nothing
-			// behind: an empty index bound to that embedder would refuse
-			// the natural retry with --embedder none.
-			if _, err := b.opt.Embedder.Check(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	}})
+	w, err := b.begin(ctx, t, false)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
-	b.w = w
+	defer func() {
+		if b.w != nil { // the Writer begin made last
+			b.w.Close()
+		}
+	}()
+	err = b.checkMeta(ctx)
+	if errors.Is(err, errOtherEmbedder) && b.opt.Rebuild {
+		// Only an interrupted rebuild, resumed, holds another embedder's
+		// work here: a rebuild told another embedder starts it over,
+		// else the advice to rebuild would lead back to this refusal.
+		b.notice(fmt.Sprintf("the interrupted rebuild used embedder %s: starting it over with %s", describeEmbedder(b.have), describeEmbedder(b.sum.Embedder)))
+		w.Close()
+		b.w = nil
+		if w, err = b.begin(ctx, t, true); err != nil {
+			return err
+		}
+		err = b.checkMeta(ctx)
+	}
+	if err != nil {
+		return err
+	}
 	if b.opt.Rebuild && len(paths) == 0 {
 		if paths, err = w.PreviousSources(ctx); err != nil {
 			return err
 		}
-	}
-	if err := b.checkMeta(ctx); err != nil {
-		return err
 	}
 	sources, wanted, err := b.sources(ctx, paths)
 	if err != nil {
@@ -136,8 +140,12 @@ func (b *builder) run(ctx context.Context, t Target) error {
 	}
 	// Remembered only once the embedder answered: a new folder named
 	// while Ollama is down must not join the index's sources unindexed.
-	if err := b.remember(ctx); err != nil {
-		return err
+	// A rebuild's are remembered once it is published: until then the
+	// index is what it was, embedder and all.
+	if !b.opt.Rebuild {
+		if err := b.remember(ctx); err != nil {
+			return err
+		}
 	}
 	b.progress.FilesTotal = len(jobs)
 	b.report("index")
@@ -148,7 +156,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		if err := w.RemoveDocuments(ctx, removed); err != nil {
 			return fmt.Errorf("remove deleted files: %w", err)
 		}
-		b.sum.FilesRemoved = len(removed)
+		b.sum.FilesRemoved += len(removed)
 	}
 	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
@@ -157,8 +165,39 @@ func (b *builder) run(ctx context.Context, t Target) error {
 	if err != nil {
 		return err
 	}
+	if b.opt.Rebuild {
+		if err := b.remember(ctx); err != nil {
+			return err
+		}
+	}
 	b.report("done")
 	return nil
+}
+
+// begin asks t for the build's Writer. discardNext drops an interrupted
+// rebuild rather than resume it.
+func (b *builder) begin(ctx context.Context, t Target, discardNext bool) (Writer, error) {
+	paths := b.opt.Paths
+	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, DiscardNext: discardNext, Notice: b.notice, Before: func(exists bool) error {
+		if !exists && len(paths) == 0 {
+			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
+		}
+		if (!exists || b.opt.Rebuild) && b.opt.Embedder != nil {
+			// A first build or a rebuild whose embedder cannot work must
+			// leave nothing behind: an empty index, or a rebuild to
+			// resume, bound to that embedder would refuse the natural
+			// retry with --embedder none.
+			if _, err := b.opt.Embedder.Check(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	b.w = w
+	return w, nil
 }
 
 // checkMeta refuses an index built with another embedder, and records
@@ -175,12 +214,13 @@ func (b *builder) checkMeta(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read index: %w", err)
 	}
+	b.have = have
 	if have == "" {
 		return b.w.SetMeta(ctx, "embedder", want, "chunker", b.sig)
 	}
 	if !b.sameModel(have, want) {
-		return fmt.Errorf("index %q was built with embedder %s but %s is configured: run `lore index --rebuild` to re-embed, or configure %s again",
-			b.opt.Name, describeEmbedder(have), describeEmbedder(want), describeEmbedder(have))
+		return otherEmbedderError(fmt.Sprintf("index %q holds embedder %s, not %s: `lore index --rebuild %s` rebuilds it with %s, `lore index %s` keeps %s",
+			b.opt.Name, describeEmbedder(have), describeEmbedder(want), embedderFlags(want), want, embedderFlags(have), have))
 	}
 	return b.w.SetMeta(ctx, "chunker", b.sig)
 }
@@ -193,6 +233,23 @@ func (b *builder) sameModel(have, want string) bool {
 		return s.SameModel(have)
 	}
 	return have == want
+}
+
+// errOtherEmbedder is checkMeta's refusal of an embedder the index (or
+// the rebuild it resumes) does not hold.
+var errOtherEmbedder = errors.New("another embedder")
+
+type otherEmbedderError string
+
+func (e otherEmbedderError) Error() string        { return string(e) }
+func (e otherEmbedderError) Is(target error) bool { return target == errOtherEmbedder }
+
+// embedderFlags are the flags that name model.
+func embedderFlags(model string) string {
+	if model == "none" {
+		return "--embedder none"
+	}
+	return "--embedder ollama --embed-model " + model
 }
 
 func describeEmbedder(model string) string {
@@ -322,10 +379,11 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 	for i, s := range sources {
 		roots[i] = s.Root
 	}
-	for i, w := range ingest.WalkRoots(roots) {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
-		}
+	walked, err := ingest.WalkRoots(ctx, roots, b.opt.Walk)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, w := range walked {
 		src, entries := sources[i], w.Entries
 		if wanted != nil && !wanted[src.ID] {
 			continue // walked only to claim its files
@@ -346,6 +404,9 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				if !known || prev.Reason != e.Reason {
 					walkSkips = append(walkSkips, FileUpdate{SourceID: src.ID, Path: e.Rel, Status: StatusSkipped, Reason: e.Reason, Chunker: b.sig})
 				}
+				if known && prev.Status == StatusIndexed {
+					b.sum.FilesRemoved++ // its chunks leave the index
+				}
 				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
 			}
@@ -362,6 +423,10 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				j.prev = &prev
 			}
 			jobs = append(jobs, j)
+		}
+		if w.Cut != "" {
+			b.notice(fmt.Sprintf("source %s was not walked to the end (%s); the files it did not reach stay in the index as they were", src.Root, w.Cut))
+			continue
 		}
 		for p, d := range docs {
 			if !seen[p] {
@@ -401,7 +466,10 @@ type result struct {
 	root string // the source's root, for messages
 	up   FileUpdate
 	same bool // content unchanged: only the stat info is refreshed
-	warn string
+	// dropped is a file the index held that is now skipped: its chunks
+	// leave the index, a removal the summary counts.
+	dropped bool
+	warn    string
 }
 
 func (b *builder) process(ctx context.Context, jobs []job) error {
@@ -462,7 +530,7 @@ func (b *builder) load(ctx context.Context, j job) result {
 	up := FileUpdate{SourceID: j.src.ID, Path: j.e.Rel, Size: j.e.Size, MTimeNS: j.e.MTime.UnixNano(), Status: StatusIndexed, Chunker: b.sig}
 	skip := func(reason string) result {
 		up.Status, up.Reason = StatusSkipped, reason
-		return result{root: j.src.Root, up: up}
+		return result{root: j.src.Root, up: up, dropped: j.prev != nil && j.prev.Status == StatusIndexed}
 	}
 	if !ingest.Supported(j.e.Rel) {
 		return skip(ingest.ReasonUnsupported)
@@ -515,6 +583,9 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 		}
 		if r.up.Status == StatusSkipped {
 			b.skipped(r.root, r.up.Path, r.up.Reason)
+			if r.dropped {
+				b.sum.FilesRemoved++
+			}
 			if r.up.Reason == ingest.ErrNoPDFTool.Error() {
 				b.notice("PDF files skipped: " + ingest.ErrNoPDFTool.Error())
 			}
@@ -613,7 +684,7 @@ func (b *builder) remember(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := Remembered{Sources: []string{}}
+	r := Remembered{Sources: []string{}, Settings: b.opt.Remember}
 	for _, s := range srcs {
 		r.Sources = append(r.Sources, s.Root)
 	}

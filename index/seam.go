@@ -94,6 +94,9 @@ type WriteRequest struct {
 	// of the generation it replaces (PreviousSources), which the target
 	// reads before it creates anything.
 	KeepSources bool
+	// DiscardNext drops an interrupted rebuild instead of resuming it:
+	// a rebuild told another embedder than the one it began with.
+	DiscardNext bool
 	Notice      func(string)
 	// Before is told whether the index exists (built, or a build begun)
 	// before the target creates anything: a build refuses there what must

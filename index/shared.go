@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -61,12 +62,23 @@ func FileChanged(path string, d DocState) bool {
 // this machine (removed, unmounted, or an index built elsewhere) is
 // listed once as missing, its documents staying as they are.
 func Changes(sources []Source, held func(Source) (map[string]DocState, error)) ([]Change, error) {
+	return ChangesWalk(context.Background(), sources, ingest.WalkOptions{}, held)
+}
+
+// ChangesWalk is Changes walking as walk says, the way the index's builds
+// walk (Remembered.Walk), so that a link the build skips is no "new" file
+// here; it ends with ctx.
+func ChangesWalk(ctx context.Context, sources []Source, walk ingest.WalkOptions, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
 	for i, s := range sources {
 		roots[i] = s.Root
 	}
-	for i, w := range ingest.WalkRoots(roots) {
+	walked, err := ingest.WalkRoots(ctx, roots, walk)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range walked {
 		src := sources[i]
 		if w.Err != nil {
 			changes = append(changes, Change{Path: src.Root, Change: "missing"})
@@ -157,6 +169,11 @@ func FindDocument[D any](name, p string, sources []Source, lookup func([]DocPath
 	}
 	switch len(found) {
 	case 0:
+		for _, c := range cands {
+			if out := linkedOut(c); out != "" {
+				return DocPath{}, nil, fmt.Errorf("%w %q: %s", ErrNotIndexed, name, out)
+			}
+		}
 		return DocPath{}, nil, fmt.Errorf("%w %q: %s is not a file it holds (its sources: %s); search returns the paths it holds",
 			ErrNotIndexed, name, p, strings.Join(roots, ", "))
 	case 1:
@@ -220,4 +237,23 @@ func StitchPassage(out Passage, chunks []PassageChunk, start, end, maxLines int)
 	}
 	out.Text = strings.Join(texts, "\n\n")
 	return out, nil
+}
+
+// linkedOut says why a path of a source the index does not hold is not
+// there when it is a symbolic link (or lies under one) that leads out of
+// the source, which the walk skips; "" otherwise.
+func linkedOut(c DocPath) string {
+	abs := filepath.Join(c.Dir(), c.Rel)
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return ""
+	}
+	root, err := filepath.EvalSymlinks(c.Dir())
+	if err != nil {
+		return ""
+	}
+	if rel, err := filepath.Rel(root, real); err == nil && filepath.IsLocal(rel) {
+		return ""
+	}
+	return fmt.Sprintf("%s is a symlink to %s, outside its source folder %s: the index does not hold it (follow-symlinks)", abs, real, c.Dir())
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/lore-cli/lore/index/ingest"
@@ -136,8 +137,14 @@ type Timings struct {
 
 // Results is what a search found.
 type Results struct {
-	Mode    string // "hybrid", "lexical" or "vector" (NoLexical)
-	Hits    []Hit
+	Mode string // "hybrid", "lexical" or "vector" (NoLexical)
+	Hits []Hit
+	// Known is the share of the query's content words that the index
+	// holds anywhere (the local store: its postings; Weaviate: its
+	// keyword candidates); 0 without keyword search. A word no chunk
+	// holds (Confluence, GPU in lore's docs) says the question is about
+	// something else, however much of the rest a chunk matches.
+	Known   float64
 	Timings Timings
 	// Notice is something the user should hear once: the vector graph file
 	// was damaged and this search rebuilt it from the stored vectors.
@@ -202,6 +209,18 @@ type Passage struct {
 type Remembered struct {
 	Sources  []string
 	Embedder string // "none" for keyword-only; "" if unknown
+	// Settings are what the builds were told that shapes the index
+	// (BuildOptions.Remember: config keys such as max-file-size, as
+	// text), which the next build keeps unless told otherwise. Absent
+	// from what older lore wrote.
+	Settings map[string]string `json:",omitempty"`
+}
+
+// Walk is how the index's builds walk its sources (follow-symlinks), for
+// a status that lists what the next build would change.
+func (r Remembered) Walk() ingest.WalkOptions {
+	follow, _ := strconv.ParseBool(r.Settings["follow-symlinks"])
+	return ingest.WalkOptions{FollowSymlinks: follow}
 }
 
 // BuildOptions says what to index and how.
@@ -213,7 +232,11 @@ type BuildOptions struct {
 	EmbedBatchSize int
 	Chunk          ingest.ChunkOptions
 	MaxFileSize    int64
-	Workers        int
+	// Walk says which symbolic links the walk follows and bounds it.
+	Walk ingest.WalkOptions
+	// Remember is recorded with the sources (Remembered.Settings).
+	Remember map[string]string
+	Workers  int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
 	// Notice, if set, receives one-line warnings meant for the user.

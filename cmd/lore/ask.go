@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/internal/units"
 	"github.com/lore-cli/lore/tui/mdstream"
 	"github.com/lore-cli/lore/wire"
 )
@@ -38,6 +40,11 @@ type askOptions struct {
 	verbose     bool
 	online      bool
 	theme       string
+
+	// stdinContext is `-` or `--context -`: stdin is context placed
+	// before the question in the arguments.
+	stdinContext bool
+	context      string
 }
 
 func newAskCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -48,15 +55,19 @@ func newAskCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 		Long: `Answer a question from your documents: retrieve, rerank, and stream a grounded
 answer from the Ollama chat model with [n] citations.
 
-The question comes from the arguments, or from stdin when there are none. With
-both, stdin is extra context (a file, a selection) placed before the question.
+The question comes from the arguments, or from stdin when there are none.
+Stdin is read as context (a file, a diff, a selection, placed before the
+question) only when asked: "-" among the arguments or --context -. A question
+in the arguments otherwise leaves stdin alone, so
+  while read q; do lore ask --json "$q"; done < questions.txt
+asks every line. Stdin is read up to 1 MiB; more is cut there, with a note.
 
 Exit codes: 0 answered from sources, 1 error, 2 usage, 3 no confident answer
 (not in the docs), 4 sources only (no language model reachable), 5 the index
 is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
 		Example: `  lore ask "how do I cancel a context after a timeout?"
   echo "why does this fail?" | lore ask --json
-  git diff | lore ask "what does this change break?"
+  git diff | lore ask - "what does this change break?"
   lore ask --context-file main.go:10-40 "what does this function do?"
   lore ask --online "what changed in Go 1.26?"
   lore ask --session 3f9a1c0e2b7d "and on Windows?"`,
@@ -77,7 +88,22 @@ is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
 			if opts.k, err = topK(cmd, opts.k, cfg.TopK); err != nil {
 				return err
 			}
-			opts.question = strings.TrimSpace(strings.Join(args, " "))
+			if opts.context != "" && opts.context != "-" {
+				return usageError{fmt.Errorf("--context %q: only - (stdin) is read here; a file goes in --context-file FILE[:START-END]", opts.context)}
+			}
+			opts.stdinContext = opts.context == "-"
+			var words []string
+			for _, a := range args {
+				if a == "-" {
+					opts.stdinContext = true
+					continue
+				}
+				words = append(words, a)
+			}
+			opts.question = strings.TrimSpace(strings.Join(words, " "))
+			if opts.stdinContext && opts.question == "" {
+				return usageError{errors.New("stdin as context (- or --context -) needs the question in the arguments: lore ask - \"what does this change break?\"")}
+			}
 			code, err := runAsk(cmd.Context(), cfg, opts, streams)
 			if err != nil {
 				return err
@@ -99,6 +125,7 @@ is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
 	f.BoolVar(&opts.json, "json", false, "print one JSON object")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "status and timings on stderr even when it is not a terminal")
 	f.StringVar(&opts.contextFile, "context-file", "", "FILE[:START-END] placed before the question as context")
+	f.StringVar(&opts.context, "context", "", "- reads stdin as context, placed before the question (same as a - argument)")
 	f.StringVar(&opts.theme, "theme", "auto", "dark, light or auto (from the terminal's background) for the answer on a terminal")
 	return cmd
 }
@@ -211,44 +238,68 @@ func outcome(final agent.Event) (agent.Result, int, error) {
 	return agent.Result{}, exitError, errors.New("the answer ended without a result")
 }
 
-// askInput reads stdin when it is a pipe or a file, and the context file.
-// With a question in the arguments, stdin is context; without, it is the
-// question. Ctrl+C ends the wait: a pipe or a named pipe that never ends
-// must not hold the command (the read left behind ends with the process).
+// askInput reads the context file and stdin, when it is a pipe or a file
+// and either no question was given (stdin is the question) or stdin was
+// asked for as context (opts.stdinContext). A question in the arguments
+// leaves stdin alone otherwise: a `while read` loop's input is not
+// swallowed, a pipe that never closes is not waited on. Ctrl+C ends the
+// wait (the read left behind ends with the process).
 func askInput(ctx context.Context, opts *askOptions, streams *ioStreams) (string, error) {
 	type input struct {
 		question, extra string
+		cut             int64
 		err             error
+	}
+	in := streams.In
+	if opts.question != "" && !opts.stdinContext {
+		in = nil
 	}
 	done := make(chan input, 1)
 	go func() {
-		q, extra, err := readAskInput(opts.question, opts.contextFile, streams.In)
-		done <- input{q, extra, err}
+		q, extra, cut, err := readAskInput(opts.question, opts.contextFile, in)
+		done <- input{q, extra, cut, err}
 	}()
 	select {
 	case in := <-done:
 		opts.question = in.question
+		if in.cut > 0 {
+			fmt.Fprintf(streams.Err, "note: stdin holds more than %s: only its first %s was read (%s bytes); give less, or a range with --context-file FILE:START-END\n",
+				units.Bytes(in.cut), units.Bytes(in.cut), units.Count(int(in.cut)))
+		}
 		return in.extra, in.err
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
 }
 
+// maxStdin bounds what lore ask reads of stdin.
+const maxStdin = 1 << 20
+
 // readAskInput returns the question and the extra context from the
-// question given, the context file and in.
-func readAskInput(question, contextFile string, in io.Reader) (string, string, error) {
+// question given, the context file and in (nil: stdin is not read), and
+// the size stdin was cut at (0: read whole).
+func readAskInput(question, contextFile string, in io.Reader) (string, string, int64, error) {
+	var cut int64
 	var extra []string
 	if contextFile != "" {
 		text, err := readContextFile(contextFile)
 		if err != nil {
-			return question, "", usageError{err}
+			return question, "", 0, usageError{err}
 		}
 		extra = append(extra, text)
 	}
-	if stdinHasData(in) {
-		b, err := io.ReadAll(io.LimitReader(in, 1<<20))
+	if in != nil && stdinHasData(in) {
+		b, err := io.ReadAll(io.LimitReader(in, maxStdin+1))
 		if err != nil {
-			return question, "", fmt.Errorf("read stdin: %w", err)
+			return question, "", 0, fmt.Errorf("read stdin: %w", err)
+		}
+		if len(b) > maxStdin {
+			// Cut at a character's start: half a rune would become U+FFFD.
+			n := maxStdin
+			for n > 0 && !utf8.RuneStart(b[n]) {
+				n--
+			}
+			b, cut = b[:n], maxStdin
 		}
 		if text := strings.TrimSpace(string(b)); text != "" {
 			if question == "" {
@@ -258,14 +309,14 @@ func readAskInput(question, contextFile string, in io.Reader) (string, string, e
 			}
 		}
 	}
-	return question, strings.Join(extra, "\n\n"), nil
+	return question, strings.Join(extra, "\n\n"), cut, nil
 }
 
 // stdinHasData is true for a pipe or a regular file, never for a terminal.
 func stdinHasData(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	if !ok {
-		return in != nil // tests hand in a reader
+		return true // tests hand in a reader
 	}
 	fi, err := f.Stat()
 	if err != nil {

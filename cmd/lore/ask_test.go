@@ -117,7 +117,7 @@ func TestAskContext(t *testing.T) {
 	e, srv := askEnv(t)
 	file := filepath.Join(t.TempDir(), "main.go")
 	os.WriteFile(file, []byte("line1\nline2\nline3\nline4\n"), 0o644)
-	r := e.runIn("piped selection", false, "ask", "--index", "go", "--context-file", file+":2-3", "what does this do?")
+	r := e.runIn("piped selection", false, "ask", "--index", "go", "--context-file", file+":2-3", "-", "what does this do?")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
@@ -179,10 +179,17 @@ func TestAskOnlineWithFailingWeb(t *testing.T) {
 	defer web.Close()
 	e.vars["LORE_WEB_PROVIDER"] = "searxng"
 	e.vars["LORE_SEARXNG_URL"] = web.URL
+	// Without the web, offline's decision: not in the docs (issue 34, item 3).
 	r := e.run(false, "ask", "--index", "go", "--online", "--json", "zebra quantum marmalade")
 	out := askJSONOut(t, r.stdout)
-	if r.code != exitOK || out.Mode != "online" || out.Route != "docs" || out.Answer == "" || !strings.Contains(r.stderr, "web search failed") {
+	if r.code != exitNotInDocs || out.Mode != "online" || out.Route != "none" || !strings.Contains(r.stderr, "web search failed") || !strings.Contains(r.stderr, "answered as offline") {
 		t.Fatalf("exit %d %+v\n%s", r.code, out, r.stderr)
+	}
+	e.vars["LORE_SEARXNG_URL"] = "http://127.0.0.1:1" // nothing listens
+	r = e.run(false, "ask", "--index", "go", "--online", "--json", "what is the capital of France?")
+	out = askJSONOut(t, r.stdout)
+	if r.code != exitNotInDocs || out.Route != "none" {
+		t.Fatalf("web unreachable: exit %d route %q\n%s", r.code, out.Route, r.stderr)
 	}
 }
 
@@ -412,7 +419,7 @@ func TestAskFitsTheModelsContext(t *testing.T) {
 	}
 	big := "START " + strings.Repeat("the build log says nothing useful here ", 2400) + " END" // 94 KB
 
-	r := e.runIn(big, false, "ask", "--index", "go", "how do I cancel a context?")
+	r := e.runIn(big, false, "ask", "--index", "go", "--context", "-", "how do I cancel a context?")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -449,7 +456,7 @@ func TestAskFitsTheModelsContext(t *testing.T) {
 	}
 	srv.ContextLength["llama3.2:3b"] = 2048
 	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"Call cancel [1]", " [3]."}})
-	r = e.runIn(big, false, "ask", "--json", "--index", "long", "how do I release a context's resources?")
+	r = e.runIn(big, false, "ask", "--json", "--index", "long", "--context", "-", "how do I release a context's resources?")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

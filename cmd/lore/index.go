@@ -21,7 +21,8 @@ import (
 type indexOptions struct {
 	paths          []string
 	rebuild        bool
-	chooseEmbedder bool // --embedder or --embed-model given
+	chooseEmbedder bool     // --embedder or --embed-model given
+	told           []string // app.RememberedKeys given as flags
 	quiet          bool
 	json           bool
 }
@@ -47,7 +48,8 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
   lore index                             # refresh what was indexed before
   lore index --embedder none ./docs      # keyword search only: no Ollama needed
-  lore index --rebuild                   # start over (after changing embed-model)
+  lore index --rebuild                   # start over, with the index's embedder
+  lore index --rebuild --embed-model M   # start over, embedding with model M
   lore index --json ./docs | jq .chunks  # a summary for scripts
   lore index list                        # every index: chunks, size, embedder, built
   lore index rm scratch                  # remove an index (asks first)`,
@@ -58,6 +60,11 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 			}
 			opts.paths = args
 			opts.chooseEmbedder = cmd.Flags().Changed("embedder") || cmd.Flags().Changed("embed-model")
+			for _, k := range app.RememberedKeys {
+				if cmd.Flags().Changed(k) {
+					opts.told = append(opts.told, k)
+				}
+			}
 			return runIndex(cmd.Context(), cfg, opts, streams)
 		},
 	}
@@ -69,6 +76,7 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 	f.String("embed-model", "nomic-embed-text", "Ollama embedding model")
 	f.Int("embed-batch-size", 32, "chunks per embedding request")
 	f.String("max-file-size", "4MiB", "skip files larger than this")
+	f.Bool("follow-symlinks", false, "follow symbolic links that lead outside a source (off: skipped with a reason)")
 	f.Int("chunk-size", 1500, "chunk budget in bytes")
 	f.Int("chunk-overlap", 200, "bytes of prose repeated when a section is split")
 	cmd.AddCommand(newIndexStatusCmd(g, streams), newIndexListCmd(g, streams), newIndexRmCmd(g, streams))
@@ -82,7 +90,7 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 	}
 	defer eng.Close()
 	var bar *progressBar
-	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder}
+	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder, Told: opts.told}
 	if !opts.quiet {
 		bar = newProgressBar(streams.Err, streams.ErrTTY, streams.ErrWidth)
 		req.Progress, req.Notice = bar.update, bar.notice

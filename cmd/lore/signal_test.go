@@ -160,7 +160,7 @@ func TestAskCtrlCWhileReadingInput(t *testing.T) {
 		args []string
 	}{
 		{"stdin/SIGINT", syscall.SIGINT, []string{"ask", "--index", "go"}},
-		{"stdin context/SIGTERM", syscall.SIGTERM, []string{"ask", "--index", "go", "how do I cancel a context?"}},
+		{"stdin context/SIGTERM", syscall.SIGTERM, []string{"ask", "--index", "go", "--context", "-", "how do I cancel a context?"}},
 		{"fifo/SIGINT", syscall.SIGINT, []string{"ask", "--index", "go", "--context-file", fifo, "how do I cancel a context?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,17 +28,61 @@ type Entry struct {
 type Walked struct {
 	Entries []Entry
 	Err     error
+	// Cut says why the walk stopped before the end of the root ("" when
+	// it saw everything): the files it did not reach are not gone, so a
+	// build must not remove them from the index.
+	Cut string
 }
+
+// The walk's bounds when WalkOptions leaves them zero. A source this large
+// is most likely a link or a path that leads somewhere unintended (a home
+// folder, /); each file costs a few hundred bytes held in memory.
+const (
+	DefaultMaxFiles = 500_000
+	DefaultMaxDepth = 64
+)
+
+// WalkOptions say how far a walk may go.
+type WalkOptions struct {
+	// FollowSymlinks follows symbolic links whose target lies outside the
+	// source. Off, such a link is skipped with ReasonLinkOutside: a cloned
+	// repository's `notes.md -> ~/.aws/credentials` must not put the
+	// credentials into a searchable index. Links that stay inside the
+	// source are always followed.
+	FollowSymlinks bool
+	// MaxFiles bounds the entries (files and skipped ones) of one source;
+	// MaxDepth the folders below its root. Zero takes the default.
+	MaxFiles int
+	MaxDepth int
+}
+
+// Skip reasons of the walk.
+const (
+	ReasonLinkOutside = "symlink outside the source"
+	ReasonLinkLoop    = "symlink loop"
+	ReasonTooDeep     = "too deep"
+)
 
 // WalkRoots walks every root (a folder or a file) and keeps each file
 // once, whatever path reached it: a file under two roots (a folder and a
 // folder inside it) or reached twice through symbolic or hard links
 // belongs to the root listed first and to the first path the walk met.
-func WalkRoots(roots []string) []Walked {
+// It returns ctx's error, and no entries, once ctx is done: a walk into a
+// huge tree ends at once on Ctrl+C.
+func WalkRoots(ctx context.Context, roots []string, opt WalkOptions) ([]Walked, error) {
+	if opt.MaxFiles <= 0 {
+		opt.MaxFiles = DefaultMaxFiles
+	}
+	if opt.MaxDepth <= 0 {
+		opt.MaxDepth = DefaultMaxDepth
+	}
 	out := make([]Walked, len(roots))
 	claimed := map[fileID]bool{}
 	for i, root := range roots {
-		entries, err := walkSource(root)
+		entries, cut, err := walkSource(ctx, root, opt)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		kept := entries[:0]
 		for _, e := range entries {
 			if e.id != (fileID{}) {
@@ -48,38 +93,49 @@ func WalkRoots(roots []string) []Walked {
 			}
 			kept = append(kept, e)
 		}
-		out[i] = Walked{kept, err}
+		out[i] = Walked{kept, err, cut}
 	}
-	return out
+	return out, nil
 }
 
 // walkSource lists the files under root, honouring .gitignore and
-// .loreignore files at every level, following symbolic links once (a link
-// back into a directory already on the path is a loop and is skipped), and
-// recording anything unreadable instead of stopping.
-func walkSource(root string) ([]Entry, error) {
+// .loreignore files at every level, following symbolic links that stay
+// inside the root (and those that leave it only with FollowSymlinks), and
+// recording anything unreadable instead of stopping. A folder is walked
+// once, whatever path reached it; a link back into a folder on the path
+// is a loop and is skipped.
+func walkSource(ctx context.Context, root string, opt WalkOptions) ([]Entry, string, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("source %s: %w", root, err)
+		return nil, "", fmt.Errorf("source %s: %w", root, err)
 	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
-			return []Entry{{Rel: filepath.Base(root), Abs: root, Reason: notRegular(fi.Mode())}}, nil
+			return []Entry{{Rel: filepath.Base(root), Abs: root, Reason: notRegular(fi.Mode())}}, "", nil
 		}
 		id, _ := idOf(fi)
-		return []Entry{{Rel: filepath.Base(root), Abs: root, Size: fi.Size(), MTime: fi.ModTime(), id: id}}, nil
+		return []Entry{{Rel: filepath.Base(root), Abs: root, Size: fi.Size(), MTime: fi.ModTime(), id: id}}, "", nil
 	}
-	w := &walker{root: root, visited: map[fileID]bool{}}
-	w.dir(root, "", nil)
-	return w.out, nil
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, "", fmt.Errorf("source %s: %w", root, err)
+	}
+	w := &walker{ctx: ctx, root: root, real: filepath.Clean(real), opt: opt, onPath: map[fileID]bool{}, walked: map[fileID]bool{}}
+	w.dir(root, "", 0, nil)
+	return w.out, w.cut, nil
 }
 
 type fileID struct{ dev, ino uint64 }
 
 type walker struct {
-	root    string
-	out     []Entry
-	visited map[fileID]bool
+	ctx    context.Context
+	root   string
+	real   string // root with its links resolved
+	opt    WalkOptions
+	out    []Entry
+	cut    string
+	onPath map[fileID]bool // the folders from the root down to here
+	walked map[fileID]bool // every folder entered
 }
 
 func idOf(fi os.FileInfo) (fileID, bool) {
@@ -90,19 +146,57 @@ func idOf(fi os.FileInfo) (fileID, bool) {
 	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
-func (w *walker) dir(abs, rel string, rules []ignoreRule) {
+// stopped tells whether the walk must end: ctx is done, or the source
+// holds more entries than the walk may keep.
+func (w *walker) stopped() bool {
+	if w.cut != "" {
+		return true
+	}
+	if w.ctx.Err() != nil {
+		w.cut = "interrupted"
+		return true
+	}
+	if len(w.out) >= w.opt.MaxFiles {
+		w.cut = fmt.Sprintf("more than %d files: index a smaller folder, or leave some out in a .loreignore file", w.opt.MaxFiles)
+		return true
+	}
+	return false
+}
+
+// outside tells whether the link at abs leads out of the source, and
+// where it leads.
+func (w *walker) outside(abs string) (string, bool) {
+	target, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", false // os.Stat said it resolves; a race is caught by the reads
+	}
+	rel, err := filepath.Rel(w.real, target)
+	return target, err != nil || (!filepath.IsLocal(rel) && rel != ".")
+}
+
+func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
+	if w.stopped() {
+		return
+	}
+	if depth > w.opt.MaxDepth {
+		w.skip(rel, abs, fmt.Sprintf("%s: more than %d folders below the source", ReasonTooDeep, w.opt.MaxDepth))
+		return
+	}
 	fi, err := os.Stat(abs)
 	if err != nil {
 		w.skip(rel, abs, "unreadable: "+ShortErr(err))
 		return
 	}
 	if id, ok := idOf(fi); ok {
-		if w.visited[id] {
-			w.skip(rel, abs, "symlink loop")
+		if w.onPath[id] {
+			w.skip(rel, abs, ReasonLinkLoop)
 			return
 		}
-		w.visited[id] = true
-		defer delete(w.visited, id)
+		if w.walked[id] {
+			return // reached before through another link: its files are listed
+		}
+		w.onPath[id], w.walked[id] = true, true
+		defer delete(w.onPath, id)
 	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
@@ -112,6 +206,9 @@ func (w *walker) dir(abs, rel string, rules []ignoreRule) {
 	rules = append(rules[:len(rules):len(rules)], readIgnoreFile(filepath.Join(abs, ".gitignore"), rel)...)
 	rules = append(rules, readIgnoreFile(filepath.Join(abs, ".loreignore"), rel)...)
 	for _, e := range entries {
+		if w.stopped() {
+			return
+		}
 		name := e.Name()
 		childRel := name
 		if rel != "" {
@@ -120,7 +217,8 @@ func (w *walker) dir(abs, rel string, rules []ignoreRule) {
 		childAbs := filepath.Join(abs, name)
 		isDir := e.IsDir()
 		var info os.FileInfo
-		if e.Type()&os.ModeSymlink != 0 {
+		link := e.Type()&os.ModeSymlink != 0
+		if link {
 			info, err = os.Stat(childAbs)
 			if err != nil {
 				w.skip(childRel, childAbs, "broken symlink")
@@ -134,8 +232,17 @@ func (w *walker) dir(abs, rel string, rules []ignoreRule) {
 		if ignored(rules, childRel, isDir) {
 			continue
 		}
+		if link && !w.opt.FollowSymlinks {
+			if target, out := w.outside(childAbs); out {
+				if said, err := os.Readlink(childAbs); err == nil && filepath.IsAbs(said) {
+					target = said // /proc/self, not the pid of this walk
+				}
+				w.skip(childRel, childAbs, fmt.Sprintf("%s: it leads to %s (set follow-symlinks to index it)", ReasonLinkOutside, target))
+				continue
+			}
+		}
 		if isDir {
-			w.dir(childAbs, childRel, rules)
+			w.dir(childAbs, childRel, depth+1, rules)
 			continue
 		}
 		if name == ".gitignore" || name == ".loreignore" {

@@ -467,12 +467,13 @@ type lexicalState struct {
 // lexicalIDs returns the k best chunk ids by BM25F, their top
 // proximityDepth re-ranked by proximity when asked, best first.
 func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity bool) ([]int64, error) {
-	ids, _, err := ix.lexical(ctx, query, k, proximity)
+	ids, _, _, err := ix.lexical(ctx, query, k, proximity)
 	return ids, err
 }
 
-// lexical is lexicalIDs with each chunk's Coverage of the query.
-func (ix *Index) lexical(ctx context.Context, query string, k int, proximity bool) ([]int64, []float64, error) {
+// lexical is lexicalIDs with each chunk's Coverage of the query, and the
+// share of the query's words the index holds at all (Results.Known).
+func (ix *Index) lexical(ctx context.Context, query string, k int, proximity bool) ([]int64, []float64, float64, error) {
 	qterms := analysis.QueryTerms(query)
 	terms := make([]string, len(qterms), 2*len(qterms))
 	for i, t := range qterms {
@@ -484,30 +485,30 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 		}
 	}
 	if len(terms) == 0 {
-		return nil, nil, nil
+		return nil, nil, 0, nil
 	}
 	// One read transaction: the stats, the dead set and the postings all
 	// from the same snapshot, whatever a build beside us commits.
 	tx, err := ix.lex.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("lexical search: %w", err)
+		return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 	}
 	defer tx.Rollback()
 	var docs, version int64
 	err = tx.QueryRowContext(ctx, `SELECT docs, version FROM lex_stats`).Scan(&docs, &version)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, nil // nothing written yet
+		return nil, nil, 0, nil // nothing written yet
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("lexical search: %w", err)
+		return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 	}
 	segs, dead, err := ix.lexicalSegments(ctx, tx, version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("lexical search: %w", err)
+		return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 	}
 	lists, err := readTerms(ctx, tx, segs, terms)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	var scored []*bm25.Term
 	var stems []string
@@ -558,7 +559,7 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 	hits := bm25.TopK(scored, k, skip)
 	if proximity && len(stems) > 1 {
 		if err := proximityRerank(ctx, tx, hits[:min(len(hits), proximityDepth)], bm25.NewProximity(stems, idfs)); err != nil {
-			return nil, nil, fmt.Errorf("lexical search: %w", err)
+			return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 		}
 	}
 	ids := make([]int64, len(hits))
@@ -575,7 +576,8 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 			return ok
 		})
 	}
-	return ids, cover, nil
+	known := analysis.Coverage(words, func(t string) bool { l := lists[t]; return l != nil && len(l.List.IDs) > 0 })
+	return ids, cover, known, nil
 }
 
 // plainWord reports whether t is one of the question's words (not an

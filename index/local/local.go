@@ -65,6 +65,12 @@ func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ 
 	if req.Rebuild {
 		dropDamagedNext(ctx, t.dir, req.Name, notice)
 	}
+	if req.DiscardNext {
+		// removeStaleGenerations below deletes its folder.
+		if err := os.Remove(filepath.Join(t.dir, nextFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("drop the interrupted rebuild: %w", err)
+		}
+	}
 	current := readPointer(t.dir, currentFile)
 	next := readPointer(t.dir, nextFile)
 	w.current = current

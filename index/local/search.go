@@ -77,7 +77,7 @@ func (ix *Index) searchVector(ctx context.Context, query string, vec []float32, 
 	if !opt.NoLexical {
 		t := time.Now()
 		var err error
-		if lex, cover, err = ix.lexical(ctx, query, opt.Depth, !opt.NoProximity); err != nil {
+		if lex, cover, res.Known, err = ix.lexical(ctx, query, opt.Depth, !opt.NoProximity); err != nil {
 			return res, err
 		}
 		res.Timings.Lexical = time.Since(t)

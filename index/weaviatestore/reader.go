@@ -202,9 +202,11 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	objs := map[int64]chunkObj{}
 	words := analysis.QueryWords(query)
 	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
+	held := map[string]bool{}
 	for i, o := range lex {
-		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o), o
+		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o, held), o
 	}
+	res.Known = analysis.Coverage(words, func(t string) bool { return held[t] })
 	vecRanks := make([][]int64, len(vecHits))
 	for i, o := range vecHits {
 		vecRanks[i] = []int64{int64(o.ChunkID)}
@@ -238,7 +240,7 @@ func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, v
 	for _, o := range objs {
 		h := v.hit(o)
 		h.Score, _ = strconv.ParseFloat(o.Additional.Score, 64)
-		h.Coverage = coverage(words, o)
+		h.Coverage = coverage(words, o, nil)
 		res.Hits = append(res.Hits, h)
 	}
 	return res, nil
@@ -286,8 +288,9 @@ func bm25Query(q string) string {
 }
 
 // coverage is analysis.Coverage over the chunk's terms as the analyser
-// gives them, the local store's postings for the same chunk.
-func coverage(words []analysis.QueryWord, o chunkObj) float64 {
+// gives them, the local store's postings for the same chunk. held, when
+// not nil, gathers the terms of every candidate (Results.Known).
+func coverage(words []analysis.QueryWord, o chunkObj, held map[string]bool) float64 {
 	if len(words) == 0 {
 		return 0
 	}
@@ -295,6 +298,9 @@ func coverage(words []analysis.QueryWord, o chunkObj) float64 {
 	terms := make(map[string]bool, len(d.Terms))
 	for _, t := range d.Terms {
 		terms[t.Term] = true
+		if held != nil {
+			held[t.Term] = true
+		}
 	}
 	return analysis.Coverage(words, func(t string) bool { return terms[t] })
 }
@@ -516,7 +522,11 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	if err != nil {
 		return st, r.damaged(ctx, err, "read index "+strconv.Quote(r.name))
 	}
-	if st.Changed, err = index.Changes(v.sources, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
+	walk := ingest.WalkOptions{}
+	if rem, err := r.s.Remembered(ctx, r.name); err == nil {
+		walk = rem.Walk()
+	}
+	if st.Changed, err = index.ChangesWalk(ctx, v.sources, walk, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
 		return st, err
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {

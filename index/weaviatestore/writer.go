@@ -158,6 +158,9 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if notice == nil {
 		notice = func(string) {}
 	}
+	if req.DiscardNext {
+		st.Next = "" // dropStale deletes its collections
+	}
 	var gen string
 	switch {
 	case st.Next != "":

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,7 +178,15 @@ func Explain(err error, host, model string) error {
 	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	if IsUnreachable(err) {
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return fmt.Errorf("%w: Ollama at %s answered in plain HTTP, not HTTPS: use http:// in ollama-host / OLLAMA_HOST", ErrUnreachable, host)
+	case errors.As(err, &rh):
+		return fmt.Errorf("%w: the server at %s does not speak TLS (%v): use http:// in ollama-host / OLLAMA_HOST", ErrUnreachable, host, tlsReason(err))
+	case tlsFailure(err):
+		return fmt.Errorf("%w: no TLS connection to Ollama at %s (%v): fix the server's certificate, or use http:// in ollama-host / OLLAMA_HOST", ErrUnreachable, host, tlsReason(err))
+	case IsUnreachable(err):
 		return fmt.Errorf("%w: could not connect to Ollama at %s: start it with `ollama serve` (or set ollama-host / OLLAMA_HOST)", ErrUnreachable, host)
 	}
 	var se api.StatusError
@@ -224,17 +234,41 @@ func IsUnreachable(err error) bool {
 	}
 	var op *net.OpError
 	var dns *net.DNSError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+	return tlsFailure(err) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
 		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns) ||
 		(errors.As(err, &op) && op.Op == "dial")
+}
+
+// tlsFailure reports whether err is an https:// host that lore could not
+// talk TLS to: a server answering in plain HTTP, a certificate refused, a
+// handshake alert. Nothing lore can use answered, as when nothing
+// answered at all, so the same fallback applies.
+func tlsFailure(err error) bool {
+	var rh tls.RecordHeaderError
+	var cv *tls.CertificateVerificationError
+	var alert tls.AlertError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &rh) || errors.As(err, &cv) || errors.As(err, &alert) ||
+		errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}
+
+// tlsReason is a TLS failure without the URL the client repeats.
+func tlsReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // Transient reports whether err is worth retrying: a dropped connection, a
 // timeout, 429 or a 5xx. A missing model or a bad request is not.
 func Transient(err error) bool {
 	var pe *peerError
-	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &pe) || errors.Is(err, ErrNotOllama) {
-		return false // a reply lore refused would be refused again
+	if err == nil || errors.Is(err, context.Canceled) || errors.As(err, &pe) || errors.Is(err, ErrNotOllama) || tlsFailure(err) {
+		return false // a reply lore refused would be refused again, a handshake fail again
 	}
 	var se api.StatusError
 	if errors.As(err, &se) {
