@@ -60,15 +60,11 @@ func FileChanged(path string, d DocState) bool {
 // source's folder the index does not hold is new; one whose size or mtime
 // moved is modified; one gone is deleted. A source folder that is not on
 // this machine (removed, unmounted, or an index built elsewhere) is
-// listed once as missing, its documents staying as they are.
-func Changes(sources []Source, held func(Source) (map[string]DocState, error)) ([]Change, error) {
-	return ChangesWalk(context.Background(), sources, ingest.WalkOptions{}, held)
-}
-
-// ChangesWalk is Changes walking as walk says, the way the index's builds
-// walk (Remembered.Walk), so that a link the build skips is no "new" file
-// here; it ends with ctx.
-func ChangesWalk(ctx context.Context, sources []Source, walk ingest.WalkOptions, held func(Source) (map[string]DocState, error)) ([]Change, error) {
+// listed once as missing, its documents staying as they are. The sources
+// are walked as walk says, the way the index's builds walk
+// (Remembered.Walk), so that a link a build skips is no "new" file here;
+// the walk ends with ctx.
+func Changes(ctx context.Context, sources []Source, walk ingest.WalkOptions, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
 	for i, s := range sources {

@@ -988,7 +988,7 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	r.s.mu.Unlock()
 
 	var err error
-	if st.Changed, err = index.Changes(sources, func(src index.Source) (map[string]index.DocState, error) { return docs[src.ID], nil }); err != nil {
+	if st.Changed, err = index.Changes(ctx, sources, ingest.WalkOptions{}, func(src index.Source) (map[string]index.DocState, error) { return docs[src.ID], nil }); err != nil {
 		return st, err
 	}
 	sort.Slice(st.Skipped, func(i, j int) bool { return st.Skipped[i].Path < st.Skipped[j].Path })

@@ -256,7 +256,7 @@ func (ix *Index) status(ctx context.Context, s index.Status) (index.Status, erro
 		}
 	}
 	remembered, _ := ReadRemembered(ix.dir) // none: links out are skipped, the default
-	if s.Changed, err = index.ChangesWalk(ctx, srcs, remembered.Walk(), func(src index.Source) (map[string]index.DocState, error) { return byID[src.ID], nil }); err != nil {
+	if s.Changed, err = index.Changes(ctx, srcs, remembered.Walk(), func(src index.Source) (map[string]index.DocState, error) { return byID[src.ID], nil }); err != nil {
 		return s, err
 	}
 	sortSkipped(s.Skipped)

@@ -526,7 +526,7 @@ func (r *Reader) Status(ctx context.Context) (index.Status, error) {
 	if rem, err := r.s.Remembered(ctx, r.name); err == nil {
 		walk = rem.Walk()
 	}
-	if st.Changed, err = index.ChangesWalk(ctx, v.sources, walk, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
+	if st.Changed, err = index.Changes(ctx, v.sources, walk, func(src index.Source) (map[string]index.DocState, error) { return held[src.ID], nil }); err != nil {
 		return st, err
 	}
 	if st.Chunks, err = r.Chunks(ctx); err != nil {
