@@ -92,7 +92,12 @@ func runIndexRm(ctx context.Context, cfg config.Config, opts *indexRmOptions, st
 
 // holds says what an index held: "1234 chunks, 5.2 MiB".
 func holds(in index.Info) string {
-	if !in.Built || in.Damaged != "" {
+	if !in.Built {
+		// Its folder holds at most the lock, whose bytes are the pid of
+		// this very removal: a size would only puzzle.
+		return "not built"
+	}
+	if in.Damaged != "" {
 		return units.Bytes(in.SizeBytes) // its chunks are unknown
 	}
 	return fmt.Sprintf("%d chunks, %s", in.Chunks, units.Bytes(in.SizeBytes))
