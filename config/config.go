@@ -272,8 +272,14 @@ func LoadDetailed(file string, env func(string) string, flags Flags) (Loaded, er
 		}
 		l.Origins[k] = Source{Origin: FromFlag, Name: "--" + k}
 	}
-	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
-	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
+	data, okData := xdgDir(env, "XDG_DATA_HOME", ".local/share")
+	state, okState := xdgDir(env, "XDG_STATE_HOME", ".local/state")
+	c.DataDir, c.StateDir = filepath.Join(data, "lore"), filepath.Join(state, "lore")
+	if !okData || !okState {
+		// Without a home, the folders would be relative: indexes and logs
+		// would land in whatever folder lore was started from.
+		l.Problems = append(l.Problems, ErrNoHome)
+	}
 	if c.TavilyAPIKey == "" && env("TAVILY_API_KEY") != "" {
 		c.TavilyAPIKey = env("TAVILY_API_KEY")
 		l.Origins["tavily-api-key"] = Source{FromEnv, "TAVILY_API_KEY"}
@@ -305,21 +311,32 @@ func File(file string, env func(string) string) string {
 	if file != "" {
 		return file
 	}
-	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
+	dir, ok := xdgDir(env, "XDG_CONFIG_HOME", ".config")
+	if !ok {
+		return "" // no file rather than one in the working directory
+	}
+	return filepath.Join(dir, "lore", "config.yaml")
 }
+
+// ErrNoHome is the refusal to run without a home folder.
+var ErrNoHome = errors.New("HOME is not set: set it, or set XDG_DATA_HOME and XDG_STATE_HOME to absolute folders for lore's indexes and log")
 
 // xdgDir is the XDG base directory name, or HOME/fallback when it is unset
 // or relative: the XDG spec says a relative path is invalid and is to be
-// ignored (it would move lore's data with the working directory).
-func xdgDir(env func(string) string, name, fallback string) string {
+// ignored (it would move lore's data with the working directory). ok is
+// false when there is no home to fall back on.
+func xdgDir(env func(string) string, name, fallback string) (dir string, ok bool) {
 	if d := env(name); d != "" && filepath.IsAbs(d) {
-		return d
+		return d, true
 	}
 	home := env("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	return filepath.Join(home, fallback)
+	if !filepath.IsAbs(home) {
+		return fallback, false
+	}
+	return filepath.Join(home, fallback), true
 }
 
 // loadFile sets what the YAML file at path holds and returns the keys it

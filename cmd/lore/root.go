@@ -276,13 +276,24 @@ func configFlags(cmd *cobra.Command) config.Flags {
 	return flags
 }
 
+// openLog opens the log file in dir, which it creates. A relative dir
+// (no HOME: lore doctor still runs) is refused: the log would land in the
+// working directory.
+func openLog(dir string) (*os.File, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, config.ErrNoHome
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, "lore.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+}
+
 // setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.
 func setupLog(cfg config.Config, debug bool, stderr io.Writer) {
 	var w io.Writer = io.Discard
-	if err := os.MkdirAll(cfg.StateDir, 0o755); err == nil {
-		if f, err := os.OpenFile(filepath.Join(cfg.StateDir, "lore.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-			w = f
-		}
+	if f, err := openLog(cfg.StateDir); err == nil {
+		w = f
 	}
 	level := slog.LevelInfo
 	if debug {

@@ -51,3 +51,41 @@ func TestRemovePhantomIndex(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// Without HOME, lore refuses with the fix rather than writing its indexes
+// and log under ./.local of whatever folder it was started in.
+func TestNoHomeRefuses(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	t.Setenv("HOME", "") // os.UserHomeDir, the fallback, reads it
+	for _, args := range [][]string{
+		{"index", "list"},
+		{"index", "--embedder", "none", sampleDocs(t)},
+		{"sessions", "list"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			e := &env{t: t, vars: map[string]string{}}
+			r := e.run(false, args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "HOME is not set") || !strings.Contains(r.stderr, "XDG_DATA_HOME") {
+				t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			if left, _ := os.ReadDir(wd); len(left) > 0 {
+				t.Errorf("wrote into the working directory: %v", left)
+			}
+		})
+	}
+	// lore doctor reports it, and writes no log there either.
+	e := &env{t: t, vars: map[string]string{"OLLAMA_HOST": "http://127.0.0.1:1"}}
+	if r := e.run(false, "doctor"); r.code != exitError || !strings.Contains(r.stdout, "HOME is not set") {
+		t.Errorf("doctor: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if left, _ := os.ReadDir(wd); len(left) > 0 {
+		t.Errorf("doctor wrote into the working directory: %v", left)
+	}
+	// With the XDG folders set, no home is needed.
+	home := t.TempDir()
+	e = &env{t: t, vars: map[string]string{"XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_STATE_HOME": filepath.Join(home, "state")}}
+	if r := e.run(false, "index", "list"); r.code != 0 {
+		t.Errorf("with XDG folders: exit %d %q", r.code, r.stderr)
+	}
+}
