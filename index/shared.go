@@ -56,10 +56,11 @@ func FileChanged(path string, d DocState) bool {
 // Changes is Status.Changed, one meaning for every store: what `lore
 // index` on this machine would change in the index. held gives the
 // documents the index holds of a source (indexed or skipped). A file of a
-// source's folder the index does not hold is new; one whose size or mtime
-// moved is modified; one gone is deleted. A source folder that is not on
-// this machine (removed, unmounted, or an index built elsewhere) is
-// listed once as deleted, its documents staying as they are.
+// source's folder the index does not hold is new; one whose size moved,
+// or whose mtime moved and whose bytes differ (FileChanged), is modified;
+// one gone is deleted. A source folder that is not on this machine
+// (removed, unmounted, or an index built elsewhere) is listed once as
+// deleted, its documents staying as they are.
 func Changes(sources []Source, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
@@ -84,7 +85,9 @@ func Changes(sources []Source, held func(Source) (map[string]DocState, error)) (
 			case e.Reason != "":
 			case !ok:
 				changes = append(changes, Change{Path: src.Join(e.Rel), Change: "new"})
-			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
+			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano() && FileChanged(src.Join(e.Rel), d):
+				// Only the mtime moved (a touch, a checkout): the bytes
+				// decide, as they do for a build.
 				changes = append(changes, Change{Path: src.Join(e.Rel), Change: "modified"})
 			}
 		}

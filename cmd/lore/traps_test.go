@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A command that fails before a first build begins leaves no index
@@ -87,5 +91,38 @@ func TestNoHomeRefuses(t *testing.T) {
 	e = &env{t: t, vars: map[string]string{"XDG_DATA_HOME": filepath.Join(home, "data"), "XDG_STATE_HOME": filepath.Join(home, "state")}}
 	if r := e.run(false, "index", "list"); r.code != 0 {
 		t.Errorf("with XDG folders: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// A touch that keeps a file's bytes is no change, in index status as in a
+// build; new bytes of the same size are (issue 34).
+func TestStatusComparesBytesWhenOnlyMTimeMoved(t *testing.T) {
+	e := newEnv(t)
+	docs := sampleDocs(t)
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	guide := filepath.Join(docs, "guide.md")
+	later := time.Now().Add(time.Hour)
+	changed := func() string {
+		t.Helper()
+		r := e.run(false, "index", "status", "--json")
+		var st struct {
+			Changed []struct{ Path, Change string } `json:"changed"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			t.Fatalf("status: %v %q", err, r.stderr)
+		}
+		return fmt.Sprint(st.Changed)
+	}
+	os.Chtimes(guide, later, later)
+	if got := changed(); got != "[]" {
+		t.Errorf("after a touch: changed %s", got)
+	}
+	body, _ := os.ReadFile(guide)
+	os.WriteFile(guide, bytes.ToUpper(body), 0o644)
+	os.Chtimes(guide, later.Add(time.Hour), later.Add(time.Hour))
+	if got, want := changed(), fmt.Sprintf("[{%s modified}]", guide); got != want {
+		t.Errorf("after an edit of the same size: changed %s, want %s", got, want)
 	}
 }
