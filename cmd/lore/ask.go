@@ -126,6 +126,9 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	}
 	defer eng.Close()
 	id, events, err := eng.Ask(ctx, app.AskRequest{SessionID: opts.sessionID, Turn: agent.Turn{Question: opts.question, Context: extra}, K: opts.k})
+	if errors.Is(err, app.ErrSessionIndex) {
+		return exitUsage, usageError{err}
+	}
 	if err != nil {
 		return exitError, pointToDoctor(err)
 	}

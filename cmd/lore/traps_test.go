@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/session"
 )
 
 // A command that fails before a first build begins leaves no index
@@ -124,5 +128,76 @@ func TestStatusComparesBytesWhenOnlyMTimeMoved(t *testing.T) {
 	os.Chtimes(guide, later.Add(time.Hour), later.Add(time.Hour))
 	if got, want := changed(), fmt.Sprintf("[{%s modified}]", guide); got != want {
 		t.Errorf("after an edit of the same size: changed %s, want %s", got, want)
+	}
+}
+
+// saveSessionOn stores a one-turn session asked on index name and returns
+// its id.
+func saveSessionOn(t *testing.T, e *env, name, question string) string {
+	t.Helper()
+	cfg, err := config.Load("", func(k string) string { return e.vars[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(cfg.DataDir, 0o755)
+	st, err := session.Open(filepath.Join(cfg.DataDir, "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := session.NewID()
+	if _, err := st.Append(context.Background(), id, session.Turn{Question: question, Answer: "an answer", Index: name}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A follow-up on another index than its session's is refused: it would be
+// answered from other documents and relabel the session (issue 34).
+func TestAskSessionOfAnotherIndex(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
+	id := saveSessionOn(t, e, "work", "how do I deploy?")
+	for _, args := range [][]string{
+		{"--index", "notes", "ask", "--session", id, "and on Windows?"},
+		{"--index", "notes", "ask", "--json", "--session", id, "and on Windows?"},
+	} {
+		r := e.run(false, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, `was asked on index "work", not "notes"`) || !strings.Contains(r.stderr, "--index work") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	r := e.run(false, "sessions", "show", "--json", id)
+	if !strings.Contains(r.stdout, `"index": "work"`) || strings.Contains(r.stdout, "Windows") {
+		t.Errorf("the session changed:\n%s", r.stdout)
+	}
+}
+
+// sessions list --index lists that index's sessions, as the chat's
+// /sessions does; without it, every session.
+func TestSessionsListByIndex(t *testing.T) {
+	e := newEnv(t)
+	work := saveSessionOn(t, e, "work", "how do I deploy?")
+	notes := saveSessionOn(t, e, "notes", "where are my notes?")
+	old := saveSessionOn(t, e, "", "saved before sessions knew their index")
+	for _, tc := range []struct {
+		args       []string
+		want, hide []string
+	}{
+		{[]string{"sessions", "list"}, []string{work, notes, old}, nil},
+		{[]string{"--index", "work", "sessions", "list"}, []string{work, old}, []string{notes}},
+		{[]string{"--index", "notes", "sessions", "list", "--json"}, []string{notes, old}, []string{work}},
+	} {
+		r := e.run(false, tc.args...)
+		for _, id := range tc.want {
+			if !strings.Contains(r.stdout, id) {
+				t.Errorf("%v does not list %s:\n%s", tc.args, id, r.stdout)
+			}
+		}
+		for _, id := range tc.hide {
+			if strings.Contains(r.stdout, id) {
+				t.Errorf("%v lists %s:\n%s", tc.args, id, r.stdout)
+			}
+		}
 	}
 }
