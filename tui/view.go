@@ -14,6 +14,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // layout sizes the input for what is typed and the terminal's width.
@@ -284,7 +285,7 @@ func (m *Model) statusBar() string {
 	}
 	chunks := ""
 	if m.info.Built {
-		chunks = fmt.Sprintf(" · %d chunks", m.info.Chunks)
+		chunks = " · " + units.Plural(m.info.Chunks, "chunk")
 	} else if m.info.Name != "" {
 		chunks = " · not built"
 	}

@@ -31,7 +31,7 @@ func newIndexRmCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 it needs --yes. An index that a lore index run is writing is not removed.`,
 		Example: `  lore index rm work
   lore index rm --yes scratch     # in scripts`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
@@ -100,7 +100,7 @@ func holds(in index.Info) string {
 	if in.Damaged != "" {
 		return units.Bytes(in.SizeBytes) // its chunks are unknown
 	}
-	return fmt.Sprintf("%d chunks, %s", in.Chunks, units.Bytes(in.SizeBytes))
+	return units.Plural(in.Chunks, "chunk") + ", " + units.Bytes(in.SizeBytes)
 }
 
 // indexNames lists the indexes there are, for an error naming a missing one.

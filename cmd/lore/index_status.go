@@ -89,7 +89,7 @@ func printStatus(w io.Writer, s index.Status) {
 		fmt.Fprintf(w, "built      %s (%s ago)\n", s.BuiltAt.Format(time.DateTime), time.Since(*s.BuiltAt).Round(time.Second))
 	}
 	if len(s.Skipped) > 0 {
-		fmt.Fprintf(w, "skipped    %d files:\n", len(s.Skipped))
+		fmt.Fprintf(w, "skipped    %s:\n", units.Plural(len(s.Skipped), "file"))
 		for _, f := range s.Skipped {
 			fmt.Fprintf(w, "  %s: %s\n", termsafe.Line(f.Path), termsafe.Line(f.Reason))
 		}

@@ -25,7 +25,7 @@ func newModelsRmCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 with, lore says what it uses now: the other default model if one is
 installed, else the fused order.`,
 		Example: `  lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {

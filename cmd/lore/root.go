@@ -149,8 +149,40 @@ func Main(args []string, streams *ioStreams) (code int) {
 	return exitError
 }
 
-// takesText are the commands whose arguments are free text.
-var takesText = map[string]bool{"search": true, "ask": true}
+// takesText are the commands whose arguments are free text or paths,
+// which may start with a dash: what to call them in the hint.
+var takesText = map[string]string{"search": "text", "ask": "text", "index": "a path"}
+
+// oneArg is cobra.ExactArgs(1) with an error that says what the argument
+// is, from the command's Use ("rm ID"): cobra's own is "accepts 1 arg(s),
+// received 0".
+func oneArg(c *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	what := "an argument"
+	if f := strings.Fields(c.Use); len(f) > 1 {
+		what = f[1]
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("missing %s: %s %s (see `%s --help`)", what, c.CommandPath(), what, c.CommandPath())}
+	}
+	return usageError{fmt.Errorf("%d arguments where %s takes one %s: %s %s (see `%s --help`)", len(args), c.CommandPath(), what, c.CommandPath(), what, c.CommandPath())}
+}
+
+// unknownCommand is the error for a word that is none of c's commands,
+// with the commands it may be a typo of: cobra's own suggestions come on
+// lines of their own, which lore does not print, or not at all (a
+// command with Args set).
+func unknownCommand(c *cobra.Command, word string) error {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, set only by its own lookup
+	}
+	if s := c.SuggestionsFor(word); len(s) > 0 {
+		return usageError{fmt.Errorf("unknown command %q for %q (did you mean %s?)", word, c.CommandPath(), strings.Join(s, " or "))}
+	}
+	return usageError{fmt.Errorf("unknown command %q for %q (see `%s --help`)", word, c.CommandPath(), c.CommandPath())}
+}
 
 // unknownFlag is the flag an "unknown flag" error names, as typed.
 func unknownFlag(err error) string {
@@ -159,6 +191,9 @@ func unknownFlag(err error) string {
 		return f
 	}
 	if _, f, ok := strings.Cut(msg, "unknown shorthand flag: '"); ok {
+		if _, word, ok := strings.Cut(f, "' in "); ok {
+			return word // -dash.md, as typed, not only its -d
+		}
 		return "-" + f[:strings.IndexByte(f+"'", '\'')]
 	}
 	return "..."
@@ -216,8 +251,8 @@ the passages that answer your questions, with a local Ollama model.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A query may itself look like a flag (--keepalive, -v): say how
 		// to search for it rather than only that the flag is unknown.
-		if takesText[c.Name()] && strings.HasPrefix(err.Error(), "unknown") {
-			return usageError{fmt.Errorf("%w (text that starts with - goes after --: %s -- %s)", err, c.CommandPath(), unknownFlag(err))}
+		if what := takesText[c.Name()]; what != "" && strings.HasPrefix(err.Error(), "unknown") {
+			return usageError{fmt.Errorf("%w (%s that starts with - goes after --: %s -- %s)", err, what, c.CommandPath(), unknownFlag(err))}
 		}
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
@@ -246,7 +281,7 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return c.Help()
 	}
-	return usageError{fmt.Errorf("unknown command %q for %q (see `%s --help`)", args[0], c.CommandPath(), c.CommandPath())}
+	return unknownCommand(c, args[0])
 }
 
 // loadConfig layers defaults, file, environment and the flags of cmd that

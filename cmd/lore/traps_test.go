@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +201,50 @@ func TestSessionsListByIndex(t *testing.T) {
 				t.Errorf("%v lists %s:\n%s", tc.args, id, r.stdout)
 			}
 		}
+	}
+}
+
+// Messages that name the problem and the fix (issue 34, "Messages").
+func TestMessagesSayWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"did you mean", nil, []string{"serch", "foo"}, exitUsage, `unknown command "serch" for "lore" (did you mean search`},
+		{"did you mean a subcommand", nil, []string{"sessions", "lsit"}, exitUsage, `(did you mean list?)`},
+		{"missing argument", nil, []string{"sessions", "rm"}, exitUsage, "missing ID: lore sessions rm ID"},
+		{"too many arguments", nil, []string{"index", "rm", "a", "b"}, exitUsage, "2 arguments where lore index rm takes one NAME"},
+		{"size without B", nil, []string{"index", "--embedder", "none", "--max-file-size", "10M", "DOCS"}, exitOK, ""},
+		{"not a size", nil, []string{"index", "--embedder", "none", "--max-file-size", "10X", "DOCS"}, exitUsage, `"10X" is not a size`},
+		{"chunk size in bytes", nil, []string{"index", "--chunk-size", "10", "DOCS"}, exitUsage, "outside 200..20000 bytes (set by --chunk-size)"},
+		{"env var named", map[string]string{"LORE_CHUNK_SIZE": "-1"}, []string{"index", "DOCS"}, exitUsage, "(set by LORE_CHUNK_SIZE)"},
+		{"dash path", nil, []string{"index", "-dash.md"}, exitUsage, "a path that starts with - goes after --: lore index -- -dash.md"},
+		{"hidden index name", nil, []string{"--index", ".hidden", "index", "list"}, exitUsage, "starting with a letter or digit"},
+		{"one file", nil, []string{"index", "--embedder", "none", "ONE"}, exitOK, "1 file indexed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			maps.Copy(e.vars, tc.env)
+			docs := sampleDocs(t)
+			args := slices.Clone(tc.args)
+			for i, a := range args {
+				switch a {
+				case "DOCS":
+					args[i] = docs
+				case "ONE":
+					args[i] = filepath.Join(docs, "guide.md")
+				}
+			}
+			r := e.run(false, args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d (want %d), stderr %q, want %q in it", r.code, tc.code, r.stderr, tc.want)
+			}
+			if strings.Contains(r.stderr, "1 files") || strings.Contains(r.stderr, "1 chunks") {
+				t.Errorf("plural of one: %q", r.stderr)
+			}
+		})
 	}
 }
