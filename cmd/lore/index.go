@@ -201,7 +201,12 @@ func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
 	case "scan":
 		line = "scanning files…"
 	case "graph":
-		line = fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+		// The phase starts before its total is known (a store reports
+		// 0/0 then): no count rather than "0/0".
+		line = "updating vector graph…"
+		if p.GraphTotal > 0 {
+			line = fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+		}
 	case "index":
 	default:
 		return ""

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/session"
 )
 
@@ -246,5 +247,17 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 				t.Errorf("plural of one: %q", r.stderr)
 			}
 		})
+	}
+}
+
+// The graph phase begins before its total is known: no "0/0".
+func TestProgressLineGraphWithoutTotal(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		if got := progressLine(index.Progress{Phase: "graph"}, time.Now(), tty, 80); got != "updating vector graph…" {
+			t.Errorf("tty %v: %q", tty, got)
+		}
+		if got := progressLine(index.Progress{Phase: "graph", GraphDone: 5, GraphTotal: 10}, time.Now(), tty, 80); got != "updating vector graph 5/10" {
+			t.Errorf("tty %v: %q", tty, got)
+		}
 	}
 }
