@@ -166,7 +166,9 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		if saved {
 			session = id
 		}
-		if err := writeJSON(streams.Out, wire.NewAnswer(res, session)); err != nil {
+		answer := wire.NewAnswer(res, session)
+		_, answer.Cancelled = final.(agent.Cancelled)
+		if err := writeJSON(streams.Out, answer); err != nil {
 			return exitError, err
 		}
 	default:

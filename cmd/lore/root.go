@@ -23,6 +23,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/wire"
 )
 
 // Exit codes. Scripts depend on them; keep them stable.
@@ -124,9 +125,12 @@ func Main(args []string, streams *ioStreams) (code int) {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd(streams)
+	out := &countingWriter{w: streams.Out}
+	s := *streams
+	s.Out = out
+	root := newRootCmd(&s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -134,19 +138,74 @@ func Main(args []string, streams *ioStreams) (code int) {
 	if errors.As(err, &ec) {
 		return int(ec) // the command already said what happened
 	}
-	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+	exit := exitError
+	var ue usageError
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		exit = exitCancelled
+	case errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource):
+		exit = exitUsage
+	case errors.Is(err, index.ErrCorrupt):
+		exit = exitDamaged
+	}
+	if out.n == 0 && wantsJSON(cmd) {
+		// A script reading stdout (lore search --json … | jq) sees why
+		// as well as that it failed.
+		writeJSON(out, jsonError(err, exit))
+	}
+	if exit == exitCancelled {
 		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")
-		return exitCancelled
+		return exit
 	}
 	fmt.Fprintf(streams.Err, "lore: %s\n", excerpt.FirstLine(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource) {
-		return exitUsage
+	return exit
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// terminalOut is the writer under Main's count, for what asks the
+// terminal itself (its colour profile) rather than writes to it.
+func terminalOut(w io.Writer) io.Writer {
+	if c, ok := w.(*countingWriter); ok {
+		return c.w
 	}
-	if errors.Is(err, index.ErrCorrupt) {
-		return exitDamaged
+	return w
+}
+
+// wantsJSON reports whether cmd was run with --json.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
 	}
-	return exitError
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+// jsonError is err in the wire error shape that lore serve and lore mcp
+// answer with; the message is the line stderr gets.
+func jsonError(err error, code int) wire.Error {
+	e := wire.ErrorFrom(err)
+	e.Error.Message = excerpt.FirstLine(err.Error())
+	switch code {
+	case exitUsage:
+		e.Error.Type = wire.InvalidRequest
+		if e.Error.Code == "internal" {
+			e.Error.Code = "usage"
+		}
+	case exitCancelled:
+		e.Error.Message = "interrupted: everything finished so far is saved"
+	}
+	return e
 }
 
 // takesText are the commands whose arguments are free text or paths,

@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/session"
+	"github.com/lore-cli/lore/wire"
 )
 
 // A command that fails before a first build begins leaves no index
@@ -259,5 +263,85 @@ func TestProgressLineGraphWithoutTotal(t *testing.T) {
 		if got := progressLine(index.Progress{Phase: "graph", GraphDone: 5, GraphTotal: 10}, time.Now(), tty, 80); got != "updating vector graph 5/10" {
 			t.Errorf("tty %v: %q", tty, got)
 		}
+	}
+}
+
+// A --json command that fails prints the wire error shape on stdout as
+// well as its line on stderr, so that `lore search --json … | jq` sees
+// why (issue 34).
+func TestJSONCommandsFailInJSON(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		typ, ecode string
+	}{
+		{[]string{"--index", "nosuch", "search", "--json", "foo"}, exitError, "not_found_error", "index_not_found"},
+		{[]string{"--index", "nosuch", "ask", "--json", "foo"}, exitError, "not_found_error", "index_not_found"},
+		{[]string{"--index", "nosuch", "index", "status", "--json"}, exitError, "not_found_error", "index_not_found"},
+		{[]string{"search", "--json", "-k", "0", "foo"}, exitUsage, "invalid_request_error", "usage"},
+		{[]string{"index", "--json"}, exitError, "invalid_request_error", "no_sources"},
+		{[]string{"index", "--json", "/nonexistent/folder"}, exitUsage, "invalid_request_error", "bad_source"},
+		{[]string{"sessions", "show", "--json", "0123456789ab"}, exitError, "not_found_error", "session_not_found"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			e := newEnv(t)
+			e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
+			saveSessionOn(t, e, "default", "another session")
+			r := e.run(false, tc.args...)
+			var got wire.Error
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatalf("stdout is not JSON: %v\n%q (stderr %q)", err, r.stdout, r.stderr)
+			}
+			line := strings.TrimPrefix(strings.TrimSpace(r.stderr), "lore: ")
+			if r.code != tc.code || got.Error.Type != wire.ErrorType(tc.typ) || got.Error.Code != tc.ecode || got.Error.Message != line {
+				t.Errorf("exit %d (want %d), %+v; stderr %q", r.code, tc.code, got, r.stderr)
+			}
+		})
+	}
+	// Without --json, stdout stays empty.
+	e := newEnv(t)
+	if r := e.run(false, "--index", "nosuch", "search", "foo"); r.stdout != "" || r.code != exitError {
+		t.Errorf("without --json: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// lore ask --json stopped by SIGTERM prints the partial answer and says
+// it was cancelled (issue 34).
+func TestAskJSONSaysCancelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e, srv := askEnv(t)
+	srv.SetChat(ollamatest.ChatScript{Tokens: []string{"The partial ", "never sent"}, Hang: true})
+	cmd := exec.Command(os.Args[0], "ask", "--json", "--index", "go", "how do I cancel a context?")
+	cmd.Env = []string{"LORE_TEST_MAIN=1"}
+	for k, v := range e.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for srv.Streaming() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("lore ask did not stop on SIGTERM")
+	}
+	out := askJSONOut(t, stdout.String())
+	if code := cmd.ProcessState.ExitCode(); code != exitCancelled || !out.Cancelled {
+		t.Fatalf("exit %d, %+v, stderr %q", code, out, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"cancelled": true`) {
+		t.Errorf("stdout does not say cancelled:\n%s", stdout.String())
 	}
 }
