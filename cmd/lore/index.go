@@ -39,7 +39,7 @@ Only changed files are read again, and only new chunks are embedded. .gitignore
 and .loreignore files are honoured. An interrupted run keeps what it finished.
 
 Every run first checks the index's pages (SQLite's quick_check of each table);
-lore index status runs the full check. A damaged index exits
+lore index status --check and lore doctor run the full check. A damaged index exits
 5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
 folders with the embedder it was built with.
 

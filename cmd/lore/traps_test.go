@@ -17,6 +17,7 @@ import (
 
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/internal/dbtest"
 	"github.com/lore-cli/lore/internal/ollamatest"
 	"github.com/lore-cli/lore/session"
 	"github.com/lore-cli/lore/wire"
@@ -343,5 +344,28 @@ func TestAskJSONSaysCancelled(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"cancelled": true`) {
 		t.Errorf("stdout does not say cancelled:\n%s", stdout.String())
+	}
+}
+
+// index status reads the index's numbers, not every page: the full
+// integrity check, which takes seconds on a large index, is --check's and
+// doctor's (issue 34). Damage in pages status does not read shows the
+// difference.
+func TestStatusLeavesTheDeepCheckToCheck(t *testing.T) {
+	e := newEnv(t)
+	e.vars["OLLAMA_HOST"] = "http://127.0.0.1:1"
+	if r := e.run(false, "index", "--embedder", "none", "-q", sampleDocs(t)); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	db := e.indexFile("index.db")
+	dbtest.SmashPages(t, db, dbtest.TablePages(t, db, "lex_postings"))
+	if r := e.run(false, "index", "status"); r.code != exitOK || strings.Contains(r.stdout, "damaged") {
+		t.Errorf("status ran the deep check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run(false, "index", "status", "--check"); r.code != exitDamaged || !strings.Contains(r.stdout, "damaged") || !strings.Contains(r.stdout, "lore index --rebuild") {
+		t.Errorf("status --check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run(false, "doctor"); !strings.Contains(r.stdout, "quick_check") || r.code != exitError {
+		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
 	}
 }

@@ -481,6 +481,11 @@ func (l Store) Status(ctx context.Context, name string) (index.Status, error) {
 	return StatusOf(ctx, l.Dir(name), name)
 }
 
+// QuickStatus is Status without the integrity check (QuickStatusOf).
+func (l Store) QuickStatus(ctx context.Context, name string) (index.Status, error) {
+	return QuickStatusOf(ctx, l.Dir(name), name)
+}
+
 func (l Store) Remembered(_ context.Context, name string) (index.Remembered, error) {
 	return ReadRemembered(l.Dir(name))
 }
