@@ -155,6 +155,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 					send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 				}
 			case errors.Is(err, ollama.ErrModelMissing):
+				// Ollama answers: "unreachable" would send the user to
+				// the wrong fix.
+				a.Config.NoChat = "chat model " + cfg.ChatModel + " not pulled"
 				send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 			case ctx.Err() != nil:
 			default:

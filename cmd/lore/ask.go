@@ -52,8 +52,9 @@ The question comes from the arguments, or from stdin when there are none. With
 both, stdin is extra context (a file, a selection) placed before the question.
 
 Exit codes: 0 answered from sources, 1 error, 2 usage, 3 no confident answer
-(not in the docs), 4 sources only (no language model reachable), 5 the index
-is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
+(not in the docs), 4 sources only (Ollama unreachable or the chat model not
+pulled), 5 the index is damaged (rebuild it: lore index --rebuild), 130
+cancelled.`,
 		Example: `  lore ask "how do I cancel a context after a timeout?"
   echo "why does this fail?" | lore ask --json
   git diff | lore ask "what does this change break?"

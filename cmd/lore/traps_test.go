@@ -369,3 +369,13 @@ func TestStatusLeavesTheDeepCheckToCheck(t *testing.T) {
 		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// With Ollama up and the chat model not pulled, ask answers with passages
+// and says the model is missing, not that no model is reachable (issue 34).
+func TestAskWithModelMissingSaysSo(t *testing.T) {
+	e, _ := askEnv(t)
+	r := e.run(false, "ask", "--index", "go", "-m", "nosuch:1b", "how do I cancel a context?")
+	if r.code != exitSourcesOnly || strings.Contains(r.stderr, "no language model reachable") || !strings.Contains(r.stderr, "chat model nosuch:1b not pulled") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
