@@ -19,6 +19,7 @@ import (
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/dbtest"
 	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/testmodels"
 	"github.com/lore-cli/lore/session"
 	"github.com/lore-cli/lore/wire"
 )
@@ -376,6 +377,23 @@ func TestAskWithModelMissingSaysSo(t *testing.T) {
 	e, _ := askEnv(t)
 	r := e.run(false, "ask", "--index", "go", "-m", "nosuch:1b", "how do I cancel a context?")
 	if r.code != exitSourcesOnly || strings.Contains(r.stderr, "no language model reachable") || !strings.Contains(r.stderr, "chat model nosuch:1b not pulled") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// An int8 folder refused by models import on the pure-Go backend is told
+// to import an fp32 export: it came from no hub to pull from (issue 34).
+func TestImportInt8AdvisesAnImport(t *testing.T) {
+	e := newEnv(t)
+	e.vars["LORE_RERANKER"] = "hugot"
+	folder := filepath.Join(t.TempDir(), "m-int8")
+	cfg := testmodels.Tiny
+	cfg.Quant = testmodels.QInt8
+	if err := testmodels.WriteCrossEncoder(folder, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := e.run(false, "models", "import", folder, "--name", "org/q")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "int8-quantised") || strings.Contains(r.stderr, "models pull") || !strings.Contains(r.stderr, "import an fp32 export") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
