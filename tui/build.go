@@ -89,6 +89,9 @@ func (m *Model) buildUpdate(msg buildMsg) (tea.Model, tea.Cmd) {
 	case msg.err != nil:
 		m.addInfo("index: " + excerpt.FirstLine(msg.err.Error()))
 	default:
+		if t := m.lastTurn(); t != nil && t.state == turnFailed {
+			m.settled = t // what failed (most often: no index) may work now
+		}
 		s := msg.sum
 		m.addInfo(fmt.Sprintf("indexed: %s, %d unchanged, %d skipped; the index holds %s, %s",
 			units.Plural(s.FilesIndexed, "file"), s.FilesUnchanged, len(s.FilesSkipped), units.Plural(s.TotalFiles, "file"), units.Plural(s.TotalChunks, "chunk")))

@@ -110,6 +110,9 @@ type Model struct {
 	model string
 
 	building *building // an index build started with /add
+	// settled is a failed turn whose ERROR badge a later successful /add
+	// made stale: the status bar no longer shows it.
+	settled  *turn
 	panel    *panel
 	picker   *picker
 	openNext bool     // ctrl+o was pressed: the next digit opens that source

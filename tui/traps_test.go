@@ -1,10 +1,16 @@
 package tui
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
 )
 
 // /index to another index in the middle of a session starts a new one:
@@ -21,5 +27,39 @@ func TestIndexSwitchStartsANewSession(t *testing.T) {
 	}
 	if s := h.screen(); !strings.Contains(s, "index: notes (a new session") {
 		t.Fatalf("the new session is not told:\n%s", s)
+	}
+}
+
+// A question that failed for want of an index shows ERROR in the status
+// bar; a successful /add afterwards clears it (issue 34).
+func TestAddClearsAStaleError(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.DataDir, cfg.StateDir = t.TempDir(), t.TempDir()
+	cfg.Embedder, cfg.Reranker = "none", "none"
+	cfg.OllamaHost = "http://127.0.0.1:1"
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	docs := t.TempDir()
+	os.WriteFile(filepath.Join(docs, "a.md"), []byte("# Widgets\n\nThe widget spins.\n"), 0o644)
+	m := New(context.Background(), eng, Options{Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	run(t, m, m.checkStatus(false))
+	typeAndEnter := func(s string) {
+		for _, r := range s {
+			m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
+		_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		run(t, m, cmd)
+	}
+	typeAndEnter("how does the widget spin?")
+	if s := stripped(m); !strings.Contains(s, "ERROR") {
+		t.Fatalf("a question without an index:\n%s", s)
+	}
+	typeAndEnter("/add " + docs)
+	if s := stripped(m); !strings.Contains(s, "indexed: 1 file,") || strings.Contains(s, "ERROR") {
+		t.Fatalf("after a successful /add:\n%s", s)
 	}
 }

@@ -300,7 +300,7 @@ func (m *Model) statusBar() string {
 		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, m.now().Sub(t.started).Seconds()))
 	} else if m.building != nil {
 		right = st.status.Render(" " + m.spin.View() + m.building.status())
-	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
+	} else if t := m.lastTurn(); t != nil && t.state != turnInfo && t != m.settled {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}
 	// On a narrow terminal the route and the time matter more than the
