@@ -75,7 +75,8 @@ lint:
 # by make test from then on.
 FUZZTIME ?= 30s
 FUZZ := index/ingest:FuzzMarkdown index/ingest:FuzzHTML index/ingest:FuzzCodeAndText index/ingest:FuzzStructured index/local:FuzzQuery index/bm25:FuzzDecode index/hnsw:FuzzGraphFile rerank:FuzzModelDir rerank:FuzzONNXGraph internal/ollama:FuzzChatStream \
-	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental internal/termsafe:FuzzText agent:FuzzFitPrompt
+	config:FuzzConfigFile cmd/lore:FuzzContextFileRange session:FuzzStore tui/mdstream:FuzzIncremental internal/termsafe:FuzzText agent:FuzzFitPrompt \
+	mcpserve:FuzzRequests mcpserve:FuzzStdioFrames
 fuzz:
 	for t in $(FUZZ); do $(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; done
 

@@ -169,8 +169,12 @@ type Result struct {
 	RoutedOnSignal string // what routing was decided on
 }
 
-// NotInDocs is the answer of route none.
-const NotInDocs = "The documents do not cover this. The closest passages are listed below."
+// NotInDocs is the answer of route none; NotInDocsNone when the search
+// found no passage at all, so that no list is promised over nothing.
+const (
+	NotInDocs     = "The documents do not cover this. The closest passages are listed below."
+	NotInDocsNone = "The documents do not cover this: no passage matched the question."
+)
 
 // Run answers turn on a goroutine of its own and returns its events; the
 // channel closes after the final Done, Failed or Cancelled. Cancelling ctx
@@ -388,6 +392,9 @@ func (r *run) do(turn Turn) {
 	switch route {
 	case RouteNone:
 		r.res.Answer = NotInDocs
+		if len(r.res.Sources) == 0 {
+			r.res.Answer = NotInDocsNone
+		}
 		r.finish(nil)
 		return
 	case RouteSourcesOnly:
@@ -578,6 +585,11 @@ func (r *run) generate() error {
 		if err = r.ctx.Err(); err == nil {
 			err = ErrStreamCut
 		}
+	}
+	if err != nil && !done && r.ctx.Err() == nil && !errors.Is(err, ErrStreamCut) && answer.Len() > 0 {
+		// Broken off mid-answer (Ollama's runner crashed, the connection
+		// dropped): a bare "unexpected EOF" would not say whose stream.
+		err = fmt.Errorf("%w after %d characters: %w", ErrStreamCut, answer.Len(), err)
 	}
 	return err
 }

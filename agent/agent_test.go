@@ -319,6 +319,27 @@ func TestErrorMidStreamKeepsPartial(t *testing.T) {
 	}
 }
 
+// TestErrorMidStreamSaysWhoseStream: Ollama's bare "unexpected EOF" in
+// the middle of an answer is told as the model's stream breaking off.
+func TestErrorMidStreamSaysWhoseStream(t *testing.T) {
+	chat := &fakeChat{answer: []string{"half ", "of it"}, failAt: 1}
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{passages: docs}, Reranker: fakeReranker{[]float32{3, 0, 0}}, Chat: chat}
+	_, _, last := collect(t, a, context.Background(), Turn{Question: "q"})
+	if f, ok := last.(Failed); !ok || !errors.Is(f.Err, ErrStreamCut) || !strings.Contains(f.Err.Error(), "Ollama") {
+		t.Fatalf("%#v", last)
+	}
+}
+
+// TestNotInDocsWithoutPassagesListsNone: when the search found nothing,
+// the answer does not promise a list of passages.
+func TestNotInDocsWithoutPassagesListsNone(t *testing.T) {
+	a := &Agent{Config: Config{Model: "m"}, Retriever: &fakeRetriever{}, Chat: &fakeChat{}}
+	_, res, _ := collect(t, a, context.Background(), Turn{Question: "q"})
+	if res.Route != RouteNone || res.Answer != NotInDocsNone || strings.Contains(res.Answer, "listed below") {
+		t.Fatalf("route %q answer %q", res.Route, res.Answer)
+	}
+}
+
 func TestCitations(t *testing.T) {
 	srcs := []Source{{N: 1}, {N: 2}, {N: 3}}
 	tests := []struct {

@@ -105,8 +105,12 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 	// A full queue refuses the turn now (ErrBusy: HTTP 429); a place in
 	// it is waited for on the turn's goroutine, so that a server can
 	// start its answer (headers, keep-alives) while the turn waits.
+	// While Ollama is known to be down the turn will list passages only:
+	// it takes no chat slot (which would refuse answers that need none),
+	// and takes one after all if Ollama turns out to be back.
 	var ticket *admit.Ticket
-	if !req.SourcesOnly {
+	knownDown := e.recentlyDown()
+	if !req.SourcesOnly && !knownDown {
 		if ticket, err = e.chat.Enqueue(); err != nil {
 			return "", nil, err
 		}
@@ -145,6 +149,17 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		}
 		if !req.SourcesOnly {
 			switch err := e.ChatStatus(ctx, cfg.ChatModel); {
+			case err == nil && ticket == nil:
+				// Back since it was found down: wait for a slot as any
+				// turn would have.
+				release, err := e.chat.Acquire(ctx)
+				if err != nil {
+					final(agent.Failed{Err: err, Result: agent.Result{Question: turn.Question, Mode: agent.Mode(cfg.Mode), Model: cfg.ChatModel}})
+					return
+				}
+				defer release()
+				a.Chat = e.client
+				a.Config.ModelContext = e.modelContext(cfg.ChatModel)
 			case err == nil:
 				a.Chat = e.client
 				a.Config.ModelContext = e.modelContext(cfg.ChatModel)

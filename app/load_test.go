@@ -219,3 +219,38 @@ func TestBusyEmbeddingsRefuseASearch(t *testing.T) {
 		t.Fatalf("after the release: %v %q", err, res.Mode)
 	}
 }
+
+// TestTurnTakesNoChatSlotWhileOllamaIsDown: with Ollama known to be down
+// a turn lists passages without a chat slot, so a full chat queue does
+// not refuse an answer that needs no model.
+func TestTurnTakesNoChatSlotWhileOllamaIsDown(t *testing.T) {
+	srv := ollamatest.New(t)
+	e := servedEngine(t, srv, func(c *config.Config) { c.ServeMaxConcurrent, c.ServeQueue = 1, 0 })
+	warmUp(t, e)
+	srv.Close()
+	ask := func() (agent.Result, error) {
+		_, events, err := e.Ask(context.Background(), AskRequest{Turn: agent.Turn{Question: "what does the alpha widget do?"}, NoSave: true})
+		if err != nil {
+			return agent.Result{}, err
+		}
+		var res agent.Result
+		for ev := range events {
+			if d, ok := ev.(agent.Done); ok {
+				res = d.Result
+			}
+		}
+		return res, nil
+	}
+	if _, err := ask(); err != nil { // finds Ollama down
+		t.Fatal(err)
+	}
+	release, err := e.chat.Acquire(context.Background()) // every slot held
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	res, err := ask()
+	if err != nil || res.Route != agent.RouteSourcesOnly {
+		t.Fatalf("a turn while Ollama is down and the chat slots are full: %v, route %q", err, res.Route)
+	}
+}

@@ -119,6 +119,9 @@ type Config struct {
 	// ServeQueue is how many requests may wait for a busy resource; past
 	// it a request is refused at once ("lore is busy").
 	ServeQueue int `yaml:"serve-queue"`
+	// MCPMaxSessions is how many sessions `lore mcp --http` holds at once:
+	// to open another, the least recently used idle one is closed.
+	MCPMaxSessions int `yaml:"mcp-max-sessions"`
 
 	// Store is where indexes live: local (SQLite files under the data
 	// folder) or weaviate (a Weaviate cluster, shared by a team).
@@ -176,6 +179,7 @@ func Defaults() Config {
 		MaxOpenIndexes:       4,
 		ServeMaxConcurrent:   4,
 		ServeQueue:           16,
+		MCPMaxSessions:       64,
 
 		Store:                    "local",
 		WeaviateCollectionPrefix: "Lore",
@@ -529,6 +533,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("serve-max-concurrent: %d is outside 1..1024", c.ServeMaxConcurrent)
 	case c.ServeQueue < 0 || c.ServeQueue > 65536:
 		return fmt.Errorf("serve-queue: %d is outside 0..65536", c.ServeQueue)
+	case c.MCPMaxSessions < 1 || c.MCPMaxSessions > 10000:
+		return fmt.Errorf("mcp-max-sessions: %d is outside 1..10000: set how many MCP clients lore mcp --http serves at once (default 64)", c.MCPMaxSessions)
 	}
 	if _, err := time.ParseDuration(c.KeepAlive); err != nil {
 		return fmt.Errorf("keep-alive: %q is not a duration like 5m", c.KeepAlive)

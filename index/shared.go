@@ -60,7 +60,7 @@ func FileChanged(path string, d DocState) bool {
 // or whose mtime moved and whose bytes differ (FileChanged), is modified;
 // one gone is deleted. A source folder that is not on this machine
 // (removed, unmounted, or an index built elsewhere) is listed once as
-// deleted, its documents staying as they are.
+// missing, its documents staying as they are.
 func Changes(sources []Source, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
@@ -70,7 +70,7 @@ func Changes(sources []Source, held func(Source) (map[string]DocState, error)) (
 	for i, w := range ingest.WalkRoots(roots) {
 		src := sources[i]
 		if w.Err != nil {
-			changes = append(changes, Change{Path: src.Root, Change: "deleted"})
+			changes = append(changes, Change{Path: src.Root, Change: "missing"})
 			continue
 		}
 		docs, err := held(src)

@@ -178,7 +178,7 @@ type Status struct {
 // Change is a file that differs on disk from what the index holds.
 type Change struct {
 	Path   string // source root joined with the relative path
-	Change string // "modified", "new" or "deleted"
+	Change string // "modified", "new", "deleted", or "missing" (a source folder not on this machine)
 }
 
 // Passage is lines of a document as the index read them.

@@ -2,8 +2,15 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -29,7 +37,7 @@ import (
 // index of a few documents embedded by a fake Ollama that also writes the
 // answers.
 type fixture struct {
-	t      *testing.T
+	t      testing.TB
 	ollama *ollamatest.Server
 	cfg    config.Config
 	eng    *app.Engine
@@ -49,7 +57,7 @@ func (f *fixture) dial(ctx context.Context, network, addr string) (net.Conn, err
 	return d.DialContext(ctx, network, addr)
 }
 
-func newFixture(t *testing.T, opt Options) *fixture {
+func newFixture(t testing.TB, opt Options) *fixture {
 	t.Helper()
 	f := &fixture{t: t, ollama: ollamatest.New(t)}
 	cfg := config.Defaults()
@@ -428,5 +436,135 @@ func TestResources(t *testing.T) {
 	}
 	if _, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: "garbage!"}); err == nil {
 		t.Error("a bad cursor was accepted")
+	}
+}
+
+// rpcCode is the JSON-RPC error code of err, or 0 when err is not one.
+func rpcCode(err error) int64 {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr.Code
+	}
+	return 0
+}
+
+// TestResourcesRefuseABadCursor: the cursor comes back from the client,
+// which may have written it itself; a negative offset once indexed the
+// documents at -1 and killed the server.
+func TestResourcesRefuseABadCursor(t *testing.T) {
+	f := newFixture(t, Options{})
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, c := range []string{enc(`{"i":"default","o":-1}`), enc(`{"i":"","o":-5}`), enc(`{"i":"../x","o":0}`), enc(`[]`), "garbage!"} {
+		_, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: c})
+		if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), "invalid cursor") {
+			t.Errorf("cursor %q: %v, want -32602 invalid cursor", c, err)
+		}
+	}
+	// The server lives on: a listing from the start still works.
+	if res, err := f.cs.ListResources(context.Background(), nil); err != nil || len(res.Resources) == 0 {
+		t.Fatalf("list after bad cursors: %v %+v", err, res)
+	}
+	// A cursor past the end is the end, not an error.
+	if res, err := f.cs.ListResources(context.Background(), &mcp.ListResourcesParams{Cursor: enc(`{"i":"default","o":1000}`)}); err != nil || len(res.Resources) != 0 {
+		t.Errorf("cursor past the end: %v %+v", err, res)
+	}
+}
+
+// TestReadResourceErrorsHaveCodes: code 0 is no JSON-RPC code; a URI that
+// names no index this server could list is the client's mistake.
+func TestReadResourceErrorsHaveCodes(t *testing.T) {
+	f := newFixture(t, Options{})
+	for uri, want := range map[string]int64{
+		"lore://../x":               jsonrpc.CodeInvalidParams,
+		"lore://a b/x":              jsonrpc.CodeInvalidParams,
+		"http://default/x":          jsonrpc.CodeInvalidParams,
+		"lore://default/missing.md": jsonrpc.CodeInvalidParams,
+		"lore://nope/timeouts.md":   jsonrpc.CodeInvalidParams,
+		"\x00":                      jsonrpc.CodeInvalidParams, // its reply was not JSON: the session died
+		"lore://default/a\x01b":     jsonrpc.CodeInvalidParams,
+	} {
+		_, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if got := rpcCode(err); got != want {
+			t.Errorf("%q: code %d (%v), want %d", uri, got, err, want)
+		}
+		if err := f.cs.Ping(context.Background(), nil); err != nil {
+			t.Fatalf("%q: the session died: %v", uri, err)
+		}
+	}
+}
+
+// TestSearchDescribesItsRealDefaultK: the description said "usually 8"
+// when the default was 5; a model that believes it asks for too much.
+func TestSearchDescribesItsRealDefaultK(t *testing.T) {
+	for _, k := range []int{0, 12} {
+		f := newFixture(t, Options{DefaultK: k})
+		res, err := f.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := k
+		if k == 0 {
+			want = config.Defaults().TopK
+		}
+		for _, tool := range res.Tools {
+			if tool.Name != "search" {
+				continue
+			}
+			schema, _ := json.Marshal(tool.InputSchema)
+			if !strings.Contains(string(schema), fmt.Sprintf("default %d (the user's top-k setting)", want)) || strings.Contains(string(schema), "usually") {
+				t.Errorf("DefaultK %d: search's k is described as: %s", k, schema)
+			}
+		}
+	}
+}
+
+// TestAskSaysWhatBrokeWhenOllamaDropsTheStream: an Ollama that dies
+// mid-answer cuts its chunked reply; the client once read only "unexpected
+// EOF".
+func TestAskSaysWhatBrokeWhenOllamaDropsTheStream(t *testing.T) {
+	f := newFixture(t, Options{})
+	target, _ := url.Parse(f.ollama.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/chat" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"model":"m","message":{"role":"assistant","content":"Use "},"done":false}`+"\n")
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close() // no last chunk: the client reads an unexpected EOF
+		}
+	}))
+	defer cut.Close()
+	cfg := f.cfg
+	cfg.OllamaHost = cut.URL
+	eng, err := app.Open(app.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := New(eng, Options{}).Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Wait()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "How do I cancel a request after a timeout?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "Ollama") || !strings.Contains(text, "broke off") || !strings.Contains(text, "lore doctor") {
+		t.Errorf("isError %v: %s", res.IsError, text)
 	}
 }

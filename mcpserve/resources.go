@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 )
 
@@ -76,13 +77,29 @@ type cursor struct {
 	Offset int    `json:"o"`
 }
 
-func (h *handlers) listResources(ctx context.Context, raw string) (*mcp.ListResourcesResult, error) {
+// errBadCursor answers a cursor this server did not write: the client's
+// only way on is a new listing.
+var errBadCursor = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: list again from the start"}
+
+// decodeCursor is the position raw names. The client holds the cursor, so
+// it is checked as any input: an offset below zero would index before
+// the first document.
+func decodeCursor(raw string) (cursor, error) {
 	var at cursor
-	if raw != "" {
-		b, err := base64.RawURLEncoding.DecodeString(raw)
-		if err != nil || json.Unmarshal(b, &at) != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: list again from the start"}
-		}
+	if raw == "" {
+		return at, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || json.Unmarshal(b, &at) != nil || at.Offset < 0 || (at.Index != "" && config.CheckIndexName(at.Index) != nil) {
+		return cursor{}, errBadCursor
+	}
+	return at, nil
+}
+
+func (h *handlers) listResources(ctx context.Context, raw string) (*mcp.ListResourcesResult, error) {
+	at, err := decodeCursor(raw)
+	if err != nil {
+		return nil, err
 	}
 	list, err := h.eng.ListIndexes(ctx)
 	if err != nil {
@@ -136,18 +153,31 @@ func documentNames(docs []index.File) []string {
 func (h *handlers) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	ix, p, err := parseURI(uri)
+	if err == nil {
+		err = config.CheckIndexName(ix)
+	}
 	if err != nil {
-		return nil, mcp.ResourceNotFoundError(uri)
+		// Not a name this server could have listed: the request is wrong,
+		// not the document missing.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: oneLine(fmt.Sprintf("%s: not a lore document: use lore://INDEX/PATH as resources/list names them", uri))}
 	}
 	got, err := h.eng.Passage(ctx, app.PassageRequest{Index: ix, Path: p})
 	if err != nil {
 		if errors.Is(err, index.ErrNotIndexed) || errors.Is(err, index.ErrNoIndex) {
 			h.opt.Log.Info("resource", "uri", uri, "err", err)
-			return nil, mcp.ResourceNotFoundError(uri)
+			return nil, notFound(uri)
 		}
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeType(p), Text: got.Text}}}, nil
+}
+
+// notFound is mcp.ResourceNotFoundError with its data encoded as JSON (the
+// SDK's quotes the URI as Go does, and a control character in it made a
+// reply that could not be sent).
+func notFound(uri string) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
 }
 
 // mimeType is the type of a document's text as lore serves it: markdown

@@ -9,14 +9,18 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 )
 
@@ -46,6 +50,10 @@ type Options struct {
 	AllowOnline bool
 	// Log gets one line per tool call.
 	Log *slog.Logger
+	// DefaultK is how many passages a search without k returns (the
+	// engine's top-k setting), as the search tool describes it; 0 is the
+	// built-in default.
+	DefaultK int
 }
 
 // maxK bounds a search's k, as lore serve does.
@@ -63,18 +71,52 @@ func New(eng Engine, opt Options) *mcp.Server {
 	if opt.Version == "" {
 		opt.Version = "dev"
 	}
+	if opt.DefaultK <= 0 {
+		opt.DefaultK = config.Defaults().TopK
+	}
 	h := &handlers{eng: eng, opt: opt}
 	s := mcp.NewServer(&mcp.Implementation{Name: "lore", Title: "lore: answers from your own documents", Version: opt.Version},
 		&mcp.ServerOptions{
 			Instructions: instructions,
-			Logger:       opt.Log,
+			Logger:       SDKLog(opt.Log),
 			// No logging capability: lore's log is its own file, and a
 			// client's log level has nothing to set.
 			Capabilities: &mcp.ServerCapabilities{},
 		})
 	h.addTools(s)
 	h.addResources(s)
+	s.AddReceivingMiddleware(jsonrpcCodes)
 	return s
+}
+
+// jsonrpcCodes gives every error lore's own methods return a JSON-RPC
+// code: the SDK sends a plain Go error with code 0, which is no code at
+// all, and a client cannot tell a bad request from a failure of lore's.
+// Only the methods lore registers: for others the SDK's own sentinel
+// errors steer it (an unknown method becomes -32601).
+func jsonrpcCodes(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		var werr *jsonrpc.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &werr):
+			// The SDK's ResourceNotFoundError quotes the URI the Go way
+			// (\x00), which is not JSON: the reply could not be written
+			// and the session died with it.
+			if werr.Data != nil && !json.Valid(werr.Data) {
+				fixed := *werr
+				fixed.Data = nil
+				if uri, ok := resourceURI(req); ok {
+					fixed.Data, _ = json.Marshal(map[string]string{"uri": uri})
+				}
+				err = &fixed
+			}
+		case strings.HasPrefix(method, "resources/") || strings.HasPrefix(method, "tools/"):
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: oneLine(err.Error())}
+		}
+		return res, err
+	}
 }
 
 const instructions = `lore searches and answers from the user's own indexed documents (notes, docs, code), offline.
@@ -106,3 +148,32 @@ func ptr[T any](v T) *T { return &v }
 
 // oneLine is s on one line, for a list.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// resourceURI is the URI a resources/read request names.
+func resourceURI(req mcp.Request) (string, bool) {
+	if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok && p != nil {
+		return p.URI, true
+	}
+	return "", false
+}
+
+// SDKLog is log for the SDK: its warnings and errors only. It logs two
+// lines at Info for every session, and 25,000 initialize calls grew
+// lore.log by 6.7 MB.
+func SDKLog(log *slog.Logger) *slog.Logger {
+	return slog.New(atLeast{log.Handler(), slog.LevelWarn})
+}
+
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(as []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(as), h.min}
+}
+func (h atLeast) WithGroup(g string) slog.Handler { return atLeast{h.Handler.WithGroup(g), h.min} }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -28,7 +30,7 @@ type handlers struct {
 type SearchIn struct {
 	Query  string `json:"query" jsonschema:"what to look for: a question in plain words or the identifiers and terms you expect in the text"`
 	Index  string `json:"index,omitempty" jsonschema:"the index to search (list_indexes names them); default: the user's default index"`
-	K      int    `json:"k,omitempty" jsonschema:"how many passages to return, 1 to 100; default: the user's top-k setting (usually 8)"`
+	K      int    `json:"k,omitempty"` // described in addTools, from the real default
 	Rerank *bool  `json:"rerank,omitempty" jsonschema:"rerank with the cross-encoder when one is installed (default true); false keeps the faster fused keyword+vector order"`
 }
 
@@ -80,6 +82,7 @@ Use it before answering from the user's own documentation, or to find where some
 			indexName(p)
 			p["query"].MinLength = ptr(1)
 			p["k"].Minimum, p["k"].Maximum = ptr(1.0), ptr(float64(maxK))
+			p["k"].Description = fmt.Sprintf("how many passages to return, 1 to %d; default %d (the user's top-k setting)", maxK, h.opt.DefaultK)
 		}),
 		Annotations: readOnly("Search documents"),
 	}, h.search)
@@ -168,6 +171,9 @@ func toolError(err error) error {
 		return fmt.Errorf("%v (lore is at its limit of concurrent work: call again in a few seconds)", err)
 	case errors.Is(err, context.Canceled):
 		return errors.New("cancelled before it finished")
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		// Bare, "unexpected EOF" says neither what ended nor what to do.
+		return fmt.Errorf("the model's answer from Ollama broke off mid-stream (%w): Ollama stopped or crashed while writing; check it with `lore doctor` and ask again", err)
 	}
 	return err
 }

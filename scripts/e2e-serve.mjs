@@ -12,7 +12,7 @@ import { join } from "node:path";
 // The package lives in a cache outside any node_modules above this file:
 // resolve it from its install prefix, whatever the working directory.
 const require = createRequire(join(process.env.LORE_NPM_PREFIX, "package.json"));
-const { OpenAI, NotFoundError, AuthenticationError } = require("openai");
+const { OpenAI, NotFoundError, AuthenticationError, BadRequestError } = require("openai");
 
 const baseURL = process.env.LORE_BASE_URL;
 const question = process.env.LORE_QUESTION;
@@ -57,10 +57,13 @@ await check("openai npm: a whole answer with a Sources: list and lore.route", as
   return expect(ok, r);
 });
 
-await check("openai npm: a url_citation for each cited source, spanning its line of the Sources: list", async () => {
+await check("openai npm: a url_citation for each listed source, spanning its line of the Sources: list", async () => {
   const r = await client.chat.completions.create({ model: "lore", messages });
   const m = r.choices[0].message;
-  const cited = r.lore.sources.filter((s) => s.cited).map((s) => `[${s.n}] `);
+  // The list holds the cited sources, or every passage when none is cited
+  // (not in the documents, sources only): each listed line is annotated.
+  let cited = r.lore.sources.filter((s) => s.cited).map((s) => `[${s.n}] `);
+  if (cited.length === 0) cited = r.lore.sources.map((s) => `[${s.n}] `);
   const chars = [...m.content]; // OpenAI's indexes count code points
   const list = m.content.indexOf("\n\nSources:\n");
   const bad = m.annotations.filter((a) => {
@@ -144,6 +147,77 @@ await check("openai npm: a wrong API key raises AuthenticationError (401)", asyn
       message: err?.message,
     });
   }
+});
+
+await check("openai npm: models.retrieve() of a listed model, NotFoundError for another", async () => {
+  const m = await client.models.retrieve(`lore:${indexName}`);
+  try {
+    await client.models.retrieve("gpt-4o");
+    return expect(false, "gpt-4o retrieved");
+  } catch (err) {
+    return expect(m.id === `lore:${indexName}` && m.object === "model" && err instanceof NotFoundError, { m, err: err?.message });
+  }
+});
+
+await check("openai npm: response_format json_object raises BadRequestError (400: cited prose)", async () => {
+  try {
+    const r = await client.chat.completions.create({ model: "lore", messages, response_format: { type: "json_object" } });
+    return expect(false, r);
+  } catch (err) {
+    return expect(err instanceof BadRequestError && /cited prose/.test(err.message), { status: err?.status, message: err?.message });
+  }
+});
+
+await check("openai npm: responses.create() with a string input: output_text, url_citation, lore", async () => {
+  const r = await client.responses.create({ model: "lore", input: question });
+  const part = r.output?.[0]?.content?.[0];
+  const chars = [...(r.output_text ?? "")];
+  const ok =
+    r.object === "response" &&
+    r.status === "completed" &&
+    /\n\nSources:\n/.test(r.output_text) &&
+    part?.type === "output_text" &&
+    part.annotations.length > 0 &&
+    part.annotations.every((a) => a.type === "url_citation" && a.url && chars.slice(a.start_index, a.end_index).join("").startsWith("[")) &&
+    r.usage?.output_tokens > 0 &&
+    typeof r.lore?.route === "string";
+  return expect(ok, r);
+});
+
+await check("openai npm: responses.create() with message items asks the last user message", async () => {
+  const r = await client.responses.create({
+    model: "lore",
+    input: [
+      { role: "developer", content: "Answer briefly." },
+      { type: "message", role: "user", content: [{ type: "input_text", text: question }] },
+    ],
+  });
+  return expect(r.status === "completed" && r.lore?.question === question && /\n\nSources:\n/.test(r.output_text), r);
+});
+
+await check("openai npm: responses.stream(): typed events in order, deltas make the final text", async () => {
+  const stream = client.responses.stream({ model: "lore", input: question });
+  const types = [];
+  let text = "";
+  let annotations = 0;
+  for await (const ev of stream) {
+    types.push(ev.type);
+    if (ev.type === "response.output_text.delta") text += ev.delta;
+    if (ev.type === "response.output_text.annotation.added" && ev.annotation?.type === "url_citation") annotations++;
+  }
+  const final = await stream.finalResponse();
+  // finalResponse() is the accumulated object: output_text is added by
+  // responses.create() only.
+  const finalText = final.output?.[0]?.content?.[0]?.text;
+  const ok =
+    types[0] === "response.created" &&
+    types.includes("response.output_text.delta") &&
+    types.at(-1) === "response.completed" &&
+    annotations > 0 &&
+    text === finalText &&
+    /\n\nSources:\n/.test(text) &&
+    typeof final.lore?.route === "string";
+  return expect(ok, { types: [...new Set(types)], text, annotations, finalText });
 });
 
 process.exit(failed ? 1 : 0);

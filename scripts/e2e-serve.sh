@@ -46,8 +46,8 @@ if [[ -n $serve_url ]]; then
   fail=$((fail + $(grep -c '^FAIL' "$work/serve.node" || true)))
   # Every check must have run: a script that died half-way fails.
   ran=$(grep -cE '^(ok|FAIL)' "$work/serve.node" || true)
-  [[ $ran -eq 7 ]] ||
-    { echo "FAIL the openai npm script ran $ran of 7 checks (exit $code): $(tail -3 "$work/serve.node.err")"; fail=$((fail + 1)); }
+  [[ $ran -eq 12 ]] ||
+    { echo "FAIL the openai npm script ran $ran of 12 checks (exit $code): $(tail -3 "$work/serve.node.err")"; fail=$((fail + 1)); }
 
   curl -s -o "$work/serve.search.json" -w '%{http_code}' -H "$auth" -H 'Content-Type: application/json' \
     -d '{"query":"ignore files","k":3}' "$serve_url/v1/search" >"$work/serve.search.code" || true

@@ -188,7 +188,8 @@ source scripts/e2e-chat.sh
 # --- lore serve, asked by the official openai npm package ----------------------
 source scripts/e2e-serve.sh
 
-# --- lore mcp: the official TypeScript MCP SDK over stdio and HTTP ----------
+# --- lore mcp: the official TypeScript MCP SDK over stdio and HTTP, then -----
+# --- mark3labs/mcp-go's client over HTTP ---------------------------------------
 [[ -d .cache/npm/node_modules/@modelcontextprotocol/sdk ]] ||
   npm install --prefix .cache/npm @modelcontextprotocol/sdk@1 --no-audit --no-fund >/dev/null ||
   echo "e2e: could not install @modelcontextprotocol/sdk (its checks will fail)"
@@ -197,6 +198,15 @@ cat "$work/mcp.results"
 pass=$((pass + $(grep -c '^ok' "$work/mcp.results" || true)))
 fail=$((fail + $(grep -c '^FAIL' "$work/mcp.results" || true)))
 [[ $mcp_exit -eq 0 || $(grep -c '^FAIL' "$work/mcp.results") -gt 0 ]] || { echo "FAIL scripts/e2e-mcp.mjs died (exit $mcp_exit)"; fail=$((fail + 1)); }
+# --- lore mcp --http: mark3labs/mcp-go's client (its default, sessionless
+# protocol, and pinned to the versions with sessions), as a Go test that
+# starts the binary with this environment and the real server ---------------
+set +e; LORE_E2E_LORE=$lore timeout 900 go test -count=1 -run '^TestMCPGoClient$' -v ./cmd/lore >"$work/mcpgo.out" 2>&1; set -e
+check "http: mark3labs/mcp-go's default client lists, searches, reads a resource and asks with progress" \
+  grep -q -- '--- PASS: TestMCPGoClient/default_client' "$work/mcpgo.out"
+check "http: mark3labs/mcp-go's client pinned to 2025-11-25 does the same" \
+  grep -q -- '--- PASS: TestMCPGoClient/legacy_protocol' "$work/mcpgo.out"
+grep -q -- '--- PASS: TestMCPGoClient ' "$work/mcpgo.out" || tail -30 "$work/mcpgo.out"
 
 # --- missing model, server killed mid-answer, server stopped -----------------
 run /dev/null "$work/err" "$lore" ask --chat-model no-such-model "$question"

@@ -98,7 +98,7 @@ func BenchmarkServeLoad(b *testing.B) {
 	srv := New(eng, Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	hs := srv.HTTPServer(base)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- srv.Serve(hs, ln) }()
 	chatURL := "http://" + ln.Addr().String() + "/v1/chat/completions"
 	tr := &http.Transport{MaxIdleConnsPerHost: loadClients}
 

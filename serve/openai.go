@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/lore-cli/lore/wire"
 )
 
 // The shapes of OpenAI's chat completions API that lore speaks. Only what
@@ -21,6 +19,28 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	ResponseFormat json.RawMessage `json:"response_format"`
+}
+
+// checkFormat refuses a structured-output request (response_format
+// json_object or json_schema, the Responses API's text.format): lore's
+// answer is prose with [n] citations and a sources list, and a client
+// that parses it as JSON would fail in its own parser on a 200. Text, or
+// no format, is what lore writes anyway.
+func checkFormat(field string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var f struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return fmt.Errorf("%s: must be an object with a type", field)
+	}
+	if f.Type == "text" {
+		return nil
+	}
+	return fmt.Errorf("%s %q: lore answers in cited prose, not structured output: leave %s out (or use {\"type\": \"text\"}) and read the text", field, f.Type, field)
 }
 
 // chatMessage is one message of a request. Content is a string or, in
@@ -48,7 +68,9 @@ func (m chatMessage) text() (string, error) {
 	}
 	var b strings.Builder
 	for _, p := range parts {
-		if p.Type == "text" {
+		// text in chat completions; input_text and output_text in the
+		// Responses API's message items.
+		if p.Type == "text" || p.Type == "input_text" || p.Type == "output_text" {
 			if b.Len() > 0 {
 				b.WriteString("\n")
 			}
@@ -98,13 +120,13 @@ type choice struct {
 
 // completion is a whole chat.completion (a request without stream).
 type completion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []choice     `json:"choices"`
-	Usage   *usage       `json:"usage"`
-	Lore    *wire.Answer `json:"lore,omitempty"`
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []choice       `json:"choices"`
+	Usage   *usage         `json:"usage"`
+	Lore    *loreExtension `json:"lore,omitempty"`
 }
 
 type delta struct {
@@ -123,13 +145,13 @@ type chunkChoice struct {
 // chunk is one chat.completion.chunk of a stream. Choices is never nil:
 // the usage chunk has an empty list, as OpenAI's clients expect.
 type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
-	Lore    *wire.Answer  `json:"lore,omitempty"`
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []chunkChoice  `json:"choices"`
+	Usage   *usage         `json:"usage,omitempty"`
+	Lore    *loreExtension `json:"lore,omitempty"`
 }
 
 // model is an entry of GET /v1/models.

@@ -2,7 +2,7 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -28,7 +28,7 @@ type searchRequest struct {
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	var req searchRequest
 	// r.Body is capped by route (serve-max-body): past it, 413.
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	if err := decodeBody(r, &req); err != nil {
 		bodyError(w, err)
 		return
 	}
@@ -48,7 +48,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	res, err := s.eng.Search(r.Context(), app.SearchRequest{Index: req.Index, Query: req.Query, K: req.K,
 		Stages: app.Stages{NoRerank: req.Rerank != nil && !*req.Rerank}})
 	if err != nil {
-		failOn(w, req.Index, err)
+		s.failOn(w, req.Index, err)
 		return
 	}
 	for stage, d := range res.Timings {
@@ -63,7 +63,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	list, err := s.eng.ListIndexes(r.Context())
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	out := modelList{Object: "list", Data: []model{}}
@@ -89,11 +89,50 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// model answers GET /v1/models/{id}: the entry /v1/models lists under
+// that id, or 404 in OpenAI's shape (clients' models.retrieve).
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	mode, ix, err := parseModel(id)
+	if err == nil && id == "" {
+		err = fmt.Errorf("model \"\" does not exist: use lore, lore-online, lore:INDEX or lore-online:INDEX (GET /v1/models lists them)")
+	}
+	if err != nil {
+		writeError(w, http.StatusNotFound, wire.InvalidRequest, "model_not_found", err.Error())
+		return
+	}
+	list, err := s.eng.ListIndexes(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	want := s.indexName(ix)
+	for _, in := range list {
+		if in.Name != want || (ix != "" && (!in.Built || in.Damaged != "")) {
+			continue
+		}
+		created := int64(0)
+		if in.BuiltAt != nil {
+			created = in.BuiltAt.Unix()
+		}
+		writeJSON(w, http.StatusOK, model{ID: modelName(mode, ix), Object: "model", Created: created, OwnedBy: "lore"})
+		return
+	}
+	if ix == "" {
+		// lore and lore-online are always listed: they answer 503 until
+		// the default index is built, as /readyz says.
+		writeJSON(w, http.StatusOK, model{ID: modelName(mode, ix), Object: "model", OwnedBy: "lore"})
+		return
+	}
+	writeError(w, http.StatusNotFound, wire.InvalidRequest, "model_not_found",
+		fmt.Sprintf("model %q does not exist: index %s is not built (lore index list shows the indexes; GET /v1/models lists the models)", id, want))
+}
+
 // indexes answers GET /v1/indexes in the shape of `lore index list --json`.
 func (s *Server) indexes(w http.ResponseWriter, r *http.Request) {
 	list, err := s.eng.ListIndexes(r.Context())
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": wire.NewIndexList(list)})

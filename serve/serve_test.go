@@ -578,7 +578,7 @@ func TestSourcesOnlyAnswerSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := res.Choices[0].Message.Content
-	if !strings.HasPrefix(got, "lore: no language model reachable") || !strings.Contains(got, "Sources:\n[1] widgets.md:") {
+	if !strings.HasPrefix(got, "lore: ") || !strings.Contains(got, "no language model reachable") || !strings.Contains(got, "Sources:\n[1] widgets.md:") {
 		t.Errorf("content:\n%s", got)
 	}
 }

@@ -65,7 +65,7 @@ type SkippedFile struct {
 // FileChange is a file that differs on disk from what the index holds.
 type FileChange struct {
 	Path   string `json:"path"`   // source root joined with the relative path
-	Change string `json:"change"` // "modified", "new" or "deleted"
+	Change string `json:"change"` // "modified", "new", "deleted", or "missing" (a source folder not on this machine)
 }
 
 // NewIndexStatus is s as status prints it. Nil lists and maps of s stay

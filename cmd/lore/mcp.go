@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -17,8 +14,6 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/mcpserve"
-	"github.com/lore-cli/lore/serve"
-	"github.com/lore-cli/lore/wire"
 )
 
 type mcpOptions struct {
@@ -77,11 +72,13 @@ func runMCP(ctx context.Context, cfg config.Config, opts *mcpOptions, streams *i
 		return err
 	}
 	defer eng.Close()
-	srv := mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default()})
-	if opts.http == "" {
-		return serveStdio(ctx, srv, streams)
+	newServer := func() *mcp.Server {
+		return mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default(), DefaultK: cfg.TopK})
 	}
-	return serveMCPHTTP(ctx, srv, opts.http, cfg, streams)
+	if opts.http == "" {
+		return serveStdio(ctx, newServer(), streams)
+	}
+	return serveMCPHTTP(ctx, newServer, opts.http, cfg, streams)
 }
 
 // serveStdio speaks MCP on the command's stdin and stdout until the client
@@ -95,73 +92,11 @@ func serveStdio(ctx context.Context, srv *mcp.Server, streams *ioStreams) error 
 		defer func() { os.Stdout = f }()
 	}
 	slog.Info("mcp: serving on stdio")
-	err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{out}})
+	// lore's own transport: the SDK's ends the session on one malformed
+	// frame and drops what it read when stdin closes.
+	err := srv.Run(ctx, &mcpserve.StdioTransport{In: streams.In, Out: out})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client closed the session, or lore was told to stop
 	}
 	return fmt.Errorf("mcp: %w", err)
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// serveMCPHTTP serves streamable HTTP at /mcp until ctx ends.
-func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, cfg config.Config, streams *ioStreams) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp: %w: is another server on that port? choose another with --http", err)
-	}
-	log := slog.New(slog.NewJSONHandler(streams.Err, nil))
-	hs := &http.Server{
-		Handler:           mcpHandler(srv, cfg.ServeToken, slog.Default()),
-		ReadHeaderTimeout: 10 * time.Second,
-		// No WriteTimeout: an ask streams its progress for as long as it
-		// runs. Idle connections and sessions are bounded instead.
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
-	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	auth := "no token: loopback only"
-	if cfg.ServeToken != "" {
-		auth = "token required"
-	}
-	log.Info("listening", "addr", "http://"+ln.Addr().String()+"/mcp", "index", cfg.Index, "auth", auth)
-	select {
-	case err := <-done:
-		return fmt.Errorf("mcp: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout())
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close()
-	}
-	log.Info("stopped")
-	return nil
-}
-
-// mcpHandler is the MCP endpoint behind the token (when set) and the
-// browser protections: the SDK's own refuses a request that reached a
-// loopback address with a Host that is not (DNS rebinding), and Go's
-// cross-origin protection refuses a browser's cross-site POST.
-func mcpHandler(srv *mcp.Server, token string, log *slog.Logger) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log, SessionTimeout: 30 * time.Minute, MaxRequestBodyBytes: 4 << 20})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(h))
-	authorized := serve.TokenCheck(token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="lore"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			writeJSON(w, wire.NewError(wire.Authentication, "invalid_api_key",
-				"this lore mcp server needs its token: send Authorization: Bearer TOKEN (the serve-token setting or LORE_SERVE_TOKEN)"))
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
 }

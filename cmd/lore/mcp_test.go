@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -117,7 +120,7 @@ func mcpHTTP(t *testing.T, token string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(mcpHandler(mcpserve.New(eng, mcpserve.Options{}), token, nil))
+	hs := httptest.NewServer(newMCPHandler(func() *mcp.Server { return mcpserve.New(eng, mcpserve.Options{}) }, mcpHTTPOptions{token: token}))
 	t.Cleanup(func() {
 		hs.Close()
 		eng.Close()
@@ -206,4 +209,62 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMCPStdioAnswersPipedRequests: `printf '…' | lore mcp` exited 0
+// without a reply, and one malformed line ended it with exit 1.
+func TestMCPStdioAnswersPipedRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	e := newEnv(t)
+	if r := e.run(false, "index", "--embedder", "none", sampleDocs(t)); r.code != 0 {
+		t.Fatalf("index: %s", r.stderr)
+	}
+	cmd := exec.Command(os.Args[0], "mcp")
+	cmd.Env = []string{"LORE_TEST_MAIN=1", "OLLAMA_HOST=" + ollamatest.ClosedAddr(t), "LORE_RERANKER=none"}
+	for k, v := range e.vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{not json`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"make install"}}}`,
+	}, "\n"))
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		if cmd.Process != nil {
+			cmd.Process.Kill() // only the process this test started
+		}
+	}()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("lore mcp: %v; stderr %s", err, stderr.String())
+	}
+	var replies []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", line)
+		}
+		code := 0
+		if r.Error != nil {
+			code = r.Error.Code
+		}
+		replies = append(replies, fmt.Sprintf("%s:%d", r.ID, code))
+	}
+	slices.Sort(replies) // a refused frame is answered as it is read, before earlier requests may be
+	if got := strings.Join(replies, " "); got != "1:0 2:0 null:-32700" {
+		t.Errorf("replies %q, want the initialize, a parse error and the search", got)
+	}
 }

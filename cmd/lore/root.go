@@ -22,6 +22,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/logfile"
 	"github.com/lore-cli/lore/internal/termsafe"
 	"github.com/lore-cli/lore/wire"
 )
@@ -370,17 +371,21 @@ func configFlags(cmd *cobra.Command) config.Flags {
 	return flags
 }
 
-// openLog opens the log file in dir, which it creates. A relative dir
-// (no HOME: lore doctor still runs) is refused: the log would land in the
-// working directory.
-func openLog(dir string) (*os.File, error) {
+// maxLogBytes bounds lore.log; the one before it is kept as lore.log.1.
+const maxLogBytes = 10 << 20
+
+// openLog opens lore.log in dir, which it creates. A relative dir (no
+// HOME: lore doctor still runs) is refused: the log would land in the
+// working directory. The file is bounded: a server under a flood of
+// requests grew it without end.
+func openLog(dir string) (*logfile.File, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, config.ErrNoHome
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, "lore.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	return logfile.Open(filepath.Join(dir, "lore.log"), maxLogBytes)
 }
 
 // setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.

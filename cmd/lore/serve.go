@@ -22,7 +22,9 @@ func newServeCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 
   POST /v1/chat/completions   OpenAI's chat API; model lore, lore-online,
                               lore:INDEX or lore-online:INDEX
+  POST /v1/responses          OpenAI's Responses API, the same answers
   GET  /v1/models             the models above, for each built index
+  GET  /v1/models/{id}        one of them
   POST /v1/search             {"query", "index", "k", "rerank"}: lore search --json
   GET  /v1/indexes            lore index list --json
   GET  /healthz, /readyz      up; ready (the default index opens)
@@ -32,7 +34,8 @@ It listens on 127.0.0.1:8765 unless --addr (or serve-addr) says otherwise.
 Off loopback a token is required (serve-token or LORE_SERVE_TOKEN): every
 /v1 route and /metrics then need "Authorization: Bearer TOKEN".
 SIGTERM or Ctrl+C stops taking requests and lets answers in flight finish
-(serve-shutdown-timeout).`,
+(serve-shutdown-timeout); past it, each ends with a server_shutting_down
+error.`,
 		Example: `  lore serve
   curl -s localhost:8765/v1/chat/completions -H 'Content-Type: application/json' \
     -d '{"model":"lore","messages":[{"role":"user","content":"How do I build an index?"}]}'
@@ -83,7 +86,7 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 	defer cancelAll()
 	hs := srv.HTTPServer(base)
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- srv.Serve(hs, ln) }()
 	auth := "no token: loopback only"
 	if cfg.ServeToken != "" {
 		auth = "token required"
@@ -101,13 +104,8 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 	// ones, and the answers in flight finish, up to the deadline; then
 	// the generations still running are cancelled.
 	log.Info("shutting down", "deadline", cfg.ShutdownTimeout().String())
-	srv.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout())
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := srv.Shutdown(hs, cfg.ShutdownTimeout(), cancelAll); err != nil {
 		log.Warn("answers still running at the deadline were cut", "err", err.Error())
-		cancelAll()
-		hs.Close()
 	}
 	log.Info("stopped")
 	return nil

@@ -24,12 +24,14 @@ import (
 //	indexes/NAME/CURRENT       "g1763700000000000000"
 //	indexes/NAME/g.../index.db (+ -wal, -shm)
 //	indexes/NAME/g.../graph.hnsw
+//	indexes/NAME/g.../readers  (a shared lock for each open reader)
 const (
 	currentFile = "CURRENT"
 	nextFile    = "NEXT"
 	dbFile      = "index.db"
 	graphFile   = "graph.hnsw"
 	lockFile    = "lock"
+	readersFile = "readers"
 )
 
 func readPointer(dir, name string) string {
@@ -57,16 +59,56 @@ func writePointer(dir, name, gen string) error {
 func newGeneration() string { return "g" + strconv.FormatInt(time.Now().UnixNano(), 10) }
 
 // removeStaleGenerations deletes generation folders that neither pointer
-// names: leftovers of finished rebuilds. Readers that still have one open
-// keep their open files; Unix frees them when they close.
+// names: leftovers of finished rebuilds. A generation a reader still has
+// open is kept (its readers lock is held shared): the reader's database
+// opens new connections as requests come, and a connection cannot be
+// opened in a folder that is gone. The last reader out removes it
+// (Index.Close), or the next build does. Call it holding the index lock.
 func removeStaleGenerations(dir string) {
 	keep := map[string]bool{readPointer(dir, currentFile): true, readPointer(dir, nextFile): true}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "g") && !keep[e.Name()] {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "g") || keep[e.Name()] {
+			continue
 		}
+		genDir := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(filepath.Join(genDir, readersFile), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			os.RemoveAll(genDir) // not a generation lore can use
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			// Removed under the exclusive lock: a reader that opened the
+			// readers file meanwhile finds it unlinked once it gets its
+			// shared lock, and reads the pointer again (holdGeneration).
+			os.RemoveAll(genDir)
+		}
+		f.Close()
 	}
+}
+
+// holdGeneration takes a reader's shared lock on the generation in genDir,
+// which keeps removeStaleGenerations from deleting it until the returned
+// file is closed. It fails when the generation is gone or going.
+func holdGeneration(genDir string) (*os.File, error) {
+	path := filepath.Join(genDir, readersFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	// The lock must be on the file that is still there: a removal may
+	// have unlinked it between the open and the lock.
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		f.Close()
+		return nil, fmt.Errorf("generation %s was removed", filepath.Base(genDir))
+	}
+	return f, nil
 }
 
 // lock is an exclusive advisory lock on an index directory. The kernel

@@ -487,7 +487,11 @@ func (l Store) QuickStatus(ctx context.Context, name string) (index.Status, erro
 }
 
 func (l Store) Remembered(_ context.Context, name string) (index.Remembered, error) {
-	return ReadRemembered(l.Dir(name))
+	r, err := ReadRemembered(l.Dir(name))
+	if errors.Is(err, fs.ErrNotExist) && readPointer(l.Dir(name), currentFile) == "" && readPointer(l.Dir(name), nextFile) == "" {
+		return r, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
+	}
+	return r, err
 }
 
 func (l Store) Remove(ctx context.Context, name string, confirm func(index.Info) error) (index.Info, error) {

@@ -21,6 +21,7 @@ type Index struct {
 	name string
 	dir  string
 	gen  string
+	hold *os.File // the shared lock that keeps gen's folder (holdGeneration)
 	st   *database
 	lex  *database // keyword searches only: memory-mapped (openKeywordReader)
 	graphState
@@ -30,11 +31,24 @@ type Index struct {
 // Open opens the index in dir for reading. A damaged database is
 // ErrCorrupt; after a run that did not end cleanly (its writing marker is
 // still there, its process gone) the database is checked first.
-func Open(dir, name string) (*Index, error) {
-	gen := readPointer(dir, currentFile)
-	if gen == "" {
-		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
+func Open(dir, name string) (ix *Index, err error) {
+	var gen string
+	var hold *os.File
+	// A rebuild may flip CURRENT and remove the generation just read: read
+	// the pointer again then.
+	for try := 0; hold == nil; try++ {
+		if gen = readPointer(dir, currentFile); gen == "" {
+			return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
+		}
+		if hold, err = holdGeneration(filepath.Join(dir, gen)); err != nil && try == 2 {
+			return nil, fmt.Errorf("open index %q: %w", name, err)
+		}
 	}
+	defer func() {
+		if err != nil {
+			hold.Close()
+		}
+	}()
 	st, err := openStore(filepath.Join(dir, gen, dbFile))
 	if err != nil {
 		return nil, damaged(name, err)
@@ -56,7 +70,7 @@ func Open(dir, name string) (*Index, error) {
 		st.Close()
 		return nil, damaged(name, err)
 	}
-	return &Index{name: name, dir: dir, gen: gen, st: st, lex: lex}, nil
+	return &Index{name: name, dir: dir, gen: gen, hold: hold, st: st, lex: lex}, nil
 }
 
 // Check runs SQLite's quick_check on the index: ErrCorrupt (a
@@ -107,7 +121,17 @@ func (ix *Index) Close() error {
 		ix.graph = nil
 	}
 	ix.graphMu.Unlock()
-	return errors.Join(ix.lex.Close(), ix.st.Close(), g)
+	err := errors.Join(ix.lex.Close(), ix.st.Close(), g)
+	ix.hold.Close()
+	if readPointer(ix.dir, currentFile) != ix.gen {
+		// The last reader of a replaced generation removes it, unless a
+		// build holds the index (it removes it when it ends).
+		if lk, err := acquireLock(ix.dir); err == nil {
+			removeStaleGenerations(ix.dir)
+			lk.release()
+		}
+	}
+	return err
 }
 
 // Status checks the index (SQLite's quick_check), gathers its numbers and
@@ -160,13 +184,17 @@ func (ix *Index) statusChecked(ctx context.Context, check bool) (index.Status, e
 // file's lines.
 func (ix *Index) Changed(ctx context.Context, dir, rel string) (bool, error) {
 	var d index.DocState
-	err := ix.st.db.QueryRowContext(ctx, `SELECT d.size, d.mtime_ns, d.hash FROM documents d JOIN sources s ON s.id = d.source_id
-		WHERE d.path = ? AND d.status = ? AND s.root IN (?, ?)`, rel, index.StatusIndexed, dir, filepath.Join(dir, rel)).Scan(&d.Size, &d.MTimeNS, &d.Hash)
+	var root string
+	err := ix.st.db.QueryRowContext(ctx, `SELECT d.size, d.mtime_ns, d.hash, s.root FROM documents d JOIN sources s ON s.id = d.source_id
+		WHERE d.path = ? AND d.status = ? AND s.root IN (?, ?)`, rel, index.StatusIndexed, dir, filepath.Join(dir, rel)).Scan(&d.Size, &d.MTimeNS, &d.Hash, &root)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return true, nil // no longer indexed: a refresh found it gone or skipped
 	case err != nil:
 		return false, err
+	}
+	if _, err := os.Stat(root); err != nil {
+		return false, nil // the source is not on this machine: nothing to compare
 	}
 	return index.FileChanged(filepath.Join(dir, rel), d), nil
 }

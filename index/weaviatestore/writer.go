@@ -173,6 +173,18 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 		st.Next = gen
 	default:
 		gen = st.Current
+		// A refresh writes into what readers see: its collections must be
+		// there. Created again empty, the documents the index records
+		// would have no chunks, and nothing would notice.
+		for _, k := range []string{kindChunks, kindDocs} {
+			have, err := s.getClass(ctx, s.class(req.Name, gen, k))
+			if err != nil {
+				return nil, s.wrap(err, "read the schema")
+			}
+			if have == nil {
+				return nil, &index.DamagedError{Index: req.Name, Reason: "collection " + s.class(req.Name, gen, k) + " is missing from the cluster"}
+			}
+		}
 	}
 	gs := st.gen(gen)
 	if gs.Replication == 0 {

@@ -38,7 +38,8 @@ func FuzzChatStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		u, _ := url.Parse("http://127.0.0.1:11434")
 		g := &guard{next: replay{"application/x-ndjson", body}, host: u.String(), t: Timeouts{Reply: ReplyTimeout, Embed: DefaultEmbedTimeout, FirstToken: DefaultFirstTokenTimeout}}
-		c := &Client{api.NewClient(u, &http.Client{Transport: g})}
+		hc := &http.Client{Transport: g}
+		c := &Client{Client: api.NewClient(u, hc), hc: hc, base: u}
 		var got strings.Builder
 		err := c.Chat(context.Background(), &api.ChatRequest{Model: "m"}, func(r api.ChatResponse) error {
 			got.WriteString(r.Message.Content)

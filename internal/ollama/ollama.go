@@ -4,18 +4,23 @@
 package ollama
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
 )
 
 // Sentinel errors callers can test with errors.Is.
@@ -32,6 +37,8 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 // size and time (see guard).
 type Client struct {
 	*api.Client
+	hc   *http.Client // the api client's, for Chat's own stream
+	base *url.URL
 }
 
 // NewClient returns a client for base. dial may be nil for the default
@@ -52,19 +59,84 @@ func NewClient(base *url.URL, dial DialFunc, t Timeouts) *Client {
 	t.Embed = cmp.Or(t.Embed, DefaultEmbedTimeout)
 	t.FirstToken = cmp.Or(t.FirstToken, DefaultFirstTokenTimeout)
 	g := &guard{next: tr, host: base.Redacted(), t: t}
-	return &Client{api.NewClient(base, &http.Client{Transport: g})}
+	hc := &http.Client{Transport: g}
+	return &Client{Client: api.NewClient(base, hc), hc: hc, base: base}
 }
 
 // Chat is api.Client.Chat, but a stream that lore stopped reading (too
 // large, too slow, cut mid-line) is an error, not a quiet end.
 func (c *Client) Chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
 	slot := &errSlot{}
-	err := c.Client.Chat(context.WithValue(ctx, slotKey{}, slot), req, fn)
+	var err error
+	if c.hc == nil || c.base.Hostname() == "ollama.com" || envconfig.UseAuth() {
+		err = c.Client.Chat(context.WithValue(ctx, slotKey{}, slot), req, fn) // signed requests
+	} else {
+		err = c.chat(context.WithValue(ctx, slotKey{}, slot), req, fn)
+	}
 	if serr := slot.get(); serr != nil && ctx.Err() == nil {
 		return serr // the api client's own error, if any, is the partial line
 	}
 	return err
 }
+
+// chat is api.Client.Chat's stream, read as it reads it, without the 8 MB
+// line buffer it allocates and clears for every call (a millisecond of
+// each answer lore serves, and 8 MB of garbage): lines are read into a
+// buffer that starts small and grows to the same cap.
+func (c *Client) chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base.JoinPath("/api/chat").String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/x-ndjson")
+	hreq.Header.Set("User-Agent", "lore (Go "+runtime.Version()+")")
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 0, 4<<10), maxChatLine)
+	for lines.Scan() {
+		line := lines.Bytes()
+		var e struct {
+			Error string `json:"error,omitempty"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			if resp.StatusCode >= http.StatusBadRequest {
+				return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: string(line)}
+			}
+			return errors.New(string(line))
+		}
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
+			return api.AuthorizationError{StatusCode: resp.StatusCode, Status: resp.Status}
+		case resp.StatusCode >= http.StatusBadRequest:
+			return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
+		case e.Error != "":
+			return errors.New(e.Error)
+		}
+		var r api.ChatResponse
+		if err := json.Unmarshal(line, &r); err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	// As api.Client's stream: a cut stream ends quietly here; the guard's
+	// slot holds what cut it, and a caller that saw no final message
+	// knows the answer is incomplete.
+	return nil
+}
+
+// maxChatLine is api.Client's line cap.
+const maxChatLine = 8 << 20
 
 // loopbackDialTimeout bounds a connect to this machine: one that answers
 // does so in microseconds, so a connect still pending after this is a
