@@ -223,6 +223,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				if err == nil {
 					t := SessionTurn(res)
 					t.Index = name // /sessions lists a chat's own; resuming goes back to it
+					_, t.Cancelled = ev.(agent.Cancelled)
 					n, err = sessions.Append(context.WithoutCancel(ctx), id, t)
 				}
 				if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
+	"github.com/lore-cli/lore/session"
 )
 
 // /index to another index in the middle of a session starts a new one:
@@ -61,5 +62,29 @@ func TestAddClearsAStaleError(t *testing.T) {
 	typeAndEnter("/add " + docs)
 	if s := stripped(m); !strings.Contains(s, "indexed: 1 file,") || strings.Contains(s, "ERROR") {
 		t.Fatalf("after a successful /add:\n%s", s)
+	}
+}
+
+// A resumed session shows an answer that was cancelled as cancelled, not
+// as complete (issue 34).
+func TestResumedCancelledTurnSaysSo(t *testing.T) {
+	h := newHarness(t, 80, 24, "dark")
+	store, err := h.eng.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, tt := range []session.Turn{
+		{Question: "first?", Answer: "A whole answer.", Route: "docs", Index: "docs"},
+		{Question: "second?", Answer: "A partial ans", Route: "docs", Index: "docs", Cancelled: true},
+	} {
+		if _, err := store.Append(ctx, "cccccccccccc", tt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, h.m, h.m.loadSession("cccccccccccc"))
+	s := h.screen()
+	if strings.Count(s, "cancelled") != 1 || !strings.Contains(s, "partial answer above is kept") || strings.Index(s, "cancelled") < strings.Index(s, "A partial ans") {
+		t.Fatalf("resumed:\n%s", s)
 	}
 }

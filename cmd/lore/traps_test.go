@@ -346,6 +346,16 @@ func TestAskJSONSaysCancelled(t *testing.T) {
 	if !strings.Contains(stdout.String(), `"cancelled": true`) {
 		t.Errorf("stdout does not say cancelled:\n%s", stdout.String())
 	}
+	// The session keeps the partial answer as a cancelled one.
+	if out.Session == "" {
+		t.Fatal("the partial answer was not saved")
+	}
+	if r := e.run(false, "sessions", "show", "--json", out.Session); !strings.Contains(r.stdout, `"cancelled": true`) {
+		t.Errorf("sessions show: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := e.run(false, "sessions", "show", out.Session); !strings.Contains(r.stdout, "(cancelled: the answer above is partial)") {
+		t.Errorf("sessions show: exit %d\n%s", r.code, r.stdout)
+	}
 }
 
 // index status reads the index's numbers, not every page: the full
