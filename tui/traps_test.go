@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/session"
@@ -87,4 +89,20 @@ func TestResumedCancelledTurnSaysSo(t *testing.T) {
 	if strings.Count(s, "cancelled") != 1 || !strings.Contains(s, "partial answer above is kept") || strings.Index(s, "cancelled") < strings.Index(s, "A partial ans") {
 		t.Fatalf("resumed:\n%s", s)
 	}
+}
+
+// At 40 columns a source with a long path keeps its line range: the path
+// loses its beginning instead (issue 34).
+func TestGolden40x20LongPathKeepsLines(t *testing.T) {
+	h := newHarness(t, 40, 20, "dark")
+	seq := h.ask("where is the cache?")
+	res := doneResult()
+	res.Answer = "In the cache [1].\n"
+	res.Sources = []agent.Source{{N: 1, Root: "/home/ana/docs", Path: "internal/generators/pathcache/pathcache_generated.go", Start: 5, End: 40, Heading: "package pathcache", Cited: true}}
+	h.events(seq, agent.Done{Result: res})
+	s := h.screen()
+	if !strings.Contains(s, "_generated.go:5-40") {
+		t.Errorf("the line range is lost:\n%s", s)
+	}
+	golden.RequireEqual(t, s)
 }
