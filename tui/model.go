@@ -401,6 +401,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.PasteMsg:
 		// Bracketed paste goes into the input, newlines and all: it never sends.
+		// The input grows first: one that is still one line high when the
+		// text goes in scrolls to its last line and stays there.
+		m.input.SetHeight(min(m.input.LineCount()+strings.Count(msg.Content, "\n"), 6))
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		m.layout()

@@ -106,3 +106,16 @@ func TestGolden40x20LongPathKeepsLines(t *testing.T) {
 	}
 	golden.RequireEqual(t, s)
 }
+
+// A multi-line paste shows all its lines (up to the input's six), not
+// only the last one (issue 34).
+func TestMultiLinePasteShowsEveryLine(t *testing.T) {
+	h := newHarness(t, 80, 24, "dark")
+	h.send(tea.PasteMsg{Content: "first pasted line\nsecond pasted line\nthird pasted line"})
+	s := h.screen()
+	for _, l := range []string{"first pasted line", "second pasted line", "third pasted line"} {
+		if !strings.Contains(s, l) {
+			t.Errorf("%q is not shown:\n%s", l, s)
+		}
+	}
+}
