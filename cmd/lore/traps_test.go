@@ -407,3 +407,20 @@ func TestImportInt8AdvisesAnImport(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// models rm of the model in use, with a model of another name left, says
+// how to rerank with that one rather than advising a download (issue 34).
+func TestModelsRmNamesWhatIsLeft(t *testing.T) {
+	e := newEnv(t)
+	e.vars["LORE_RERANKER"] = "hugot"
+	models := filepath.Join(e.home, "data", "lore", "models")
+	for _, name := range []string{"cross-encoder/ms-marco-TinyBERT-L-2-v2", "org/mine"} {
+		if err := testmodels.WriteCrossEncoder(filepath.Join(models, strings.ReplaceAll(name, "/", "__")), testmodels.Tiny, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.run(false, "models", "rm", "cross-encoder/ms-marco-TinyBERT-L-2-v2")
+	if r.code != 0 || !strings.Contains(r.stdout, "set rerank-model: org/mine") || strings.Contains(r.stdout, "models pull") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
