@@ -24,21 +24,31 @@ export LORE_TEST_ORT_LIB := $(CURDIR)/$(ORT_LIB)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lore
 
+# Each step is echoed as the command a user would type (no shell trace of
+# the environment). ask exits 3 when the question is "not in the docs" and
+# 4 when it answers with passages alone (no model): both are answers here.
 run: build
-	$(SAMPLE) $(BIN) --index sample index --rebuild --embedder $(EMBEDDER) docs
+	@echo '$$ lore --index sample index --rebuild --embedder $(EMBEDDER) docs'
+	@$(SAMPLE) $(BIN) --index sample index --rebuild --embedder $(EMBEDDER) docs
 	@if [ -t 0 ] && [ -t 1 ]; then $(SAMPLE) $(BIN) --index sample chat; else \
-	  set -x; \
+	  echo '$$ lore --index sample index status' && \
 	  $(SAMPLE) $(BIN) --index sample index status && \
+	  echo '$$ lore --index sample search -k 3 "how do I keep lore from indexing a folder?"' && \
 	  $(SAMPLE) $(BIN) --index sample search -k 3 "how do I keep lore from indexing a folder?" && \
-	  { $(SAMPLE) $(BIN) --index sample ask "how do I keep lore from indexing a folder?" || test $$? -eq 4; }; fi
+	  echo '$$ lore --index sample ask "how do I keep lore from indexing a folder?"' && \
+	  { $(SAMPLE) $(BIN) --index sample ask "how do I keep lore from indexing a folder?" || \
+	    { code=$$?; [ $$code -eq 3 ] || [ $$code -eq 4 ]; }; }; fi
 
+# hugot's pure-Go backend (GoMLX) races internally (a model import runs it
+# too), and SQLite (C translated to Go) is ten times slower under -race:
+# those tests run in the third step, without it. The ONNX Runtime tests
+# need the library make ort fetches; without it they are skipped, and the
+# last line says so.
 test:
 	$(GO) vet ./...
 	$(GO) test -race ./...
-	# hugot's pure-Go backend (GoMLX) races internally (a model import runs it
-	# too), and SQLite (C translated to Go) is ten times slower under -race:
-	# those tests run here, without it.
 	$(GO) test -count=1 -run 'Rerank|Backends|Variants|Hybrid|Store|Pull|Models|CorruptionSuite' ./rerank/ ./app/ ./cmd/lore/
+	@[ -f $(ORT_LIB) ] || echo "note: the ONNX Runtime tests were skipped: run make ort first to run them too"
 
 # Benchmarks, not tests: about twenty minutes on 2 cores, a real Ollama
 # server included. Writes the generated section of BENCHMARKS.md.

@@ -100,6 +100,9 @@ type Config struct {
 	// StallTimeout bounds the wait for the next piece of an answer once it
 	// has started (the first piece may take as long as loading the model).
 	StallTimeout time.Duration
+	// NoChat says why there is no Chat client, for the notice of a turn
+	// answered with passages alone ("": no language model reachable).
+	NoChat string
 }
 
 func (c *Config) defaults() {
@@ -371,7 +374,11 @@ func (r *run) do(turn Turn) {
 	}
 	if r.a.Chat == nil && route != RouteNone {
 		route = RouteSourcesOnly
-		r.addNotice("no language model reachable: showing the best passages only")
+		why := r.a.Config.NoChat
+		if why == "" {
+			why = "no language model reachable"
+		}
+		r.addNotice(why + ": showing the best passages only")
 	}
 	if r.ctx.Err() != nil {
 		r.finish(r.ctx.Err())

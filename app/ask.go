@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -14,6 +15,10 @@ import (
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/session"
 )
+
+// ErrSessionIndex is a follow-up asked on another index than its
+// session's: a session keeps to the documents it was asked about.
+var ErrSessionIndex = errors.New("another index's session")
 
 // AskRequest is one question for Ask.
 type AskRequest struct {
@@ -75,6 +80,11 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 		}
 		se, err := sessions.Get(ctx, id)
 		switch {
+		case err == nil && se.Index != "" && se.Index != name:
+			// Its follow-ups would be answered from other documents, and
+			// the session would be relabelled with this index.
+			return "", nil, fmt.Errorf("%w: session %s was asked on index %q, not %q: add --index %s, or leave out the session to start a new one",
+				ErrSessionIndex, id, se.Index, name, se.Index)
 		case err == nil:
 			turn.History = History(se)
 		case lost && errors.Is(err, session.ErrNotFound):
@@ -160,6 +170,9 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 					send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 				}
 			case errors.Is(err, ollama.ErrModelMissing):
+				// Ollama answers: "unreachable" would send the user to
+				// the wrong fix.
+				a.Config.NoChat = "chat model " + cfg.ChatModel + " not pulled"
 				send(agent.Notice{Text: excerpt.FirstLine(err.Error()) + " " + DoctorHint})
 			case ctx.Err() != nil:
 			default:
@@ -210,6 +223,7 @@ func (e *Engine) Ask(ctx context.Context, req AskRequest) (string, <-chan agent.
 				if err == nil {
 					t := SessionTurn(res)
 					t.Index = name // /sessions lists a chat's own; resuming goes back to it
+					_, t.Cancelled = ev.(agent.Cancelled)
 					n, err = sessions.Append(context.WithoutCancel(ctx), id, t)
 				}
 				if err != nil {

@@ -52,3 +52,23 @@ func (e *Engine) IndexStatus(ctx context.Context, name string) (index.Status, er
 	}
 	return e.store.Status(ctx, name)
 }
+
+// quickStatuser is a store whose status can leave out its integrity check
+// (the local store's quick_check reads every page).
+type quickStatuser interface {
+	QuickStatus(ctx context.Context, name string) (index.Status, error)
+}
+
+// QuickIndexStatus is IndexStatus without the store's integrity check
+// where the store can leave it out: `lore index status` must answer at
+// once; its --check, lore doctor and the servers keep the full one.
+func (e *Engine) QuickIndexStatus(ctx context.Context, name string) (index.Status, error) {
+	name, err := resolveIndex(e.cfg, name)
+	if err != nil {
+		return index.Status{}, err
+	}
+	if q, ok := e.store.(quickStatuser); ok {
+		return q.QuickStatus(ctx, name)
+	}
+	return e.store.Status(ctx, name)
+}

@@ -45,9 +45,9 @@ type Config struct {
 	// a source; off, they are skipped with a reason (links inside a
 	// source are always followed).
 	FollowSymlinks bool `yaml:"follow-symlinks"`
-	// ChunkSize is the chunk budget in characters.
+	// ChunkSize is the chunk budget in bytes.
 	ChunkSize int `yaml:"chunk-size"`
-	// ChunkOverlap is how many characters of the previous piece a split
+	// ChunkOverlap is how many bytes of the previous piece a split
 	// section repeats, at most.
 	ChunkOverlap int `yaml:"chunk-overlap"`
 
@@ -280,19 +280,39 @@ func LoadDetailed(file string, env func(string) string, flags Flags) (Loaded, er
 		}
 		l.Origins[k] = Source{Origin: FromFlag, Name: "--" + k}
 	}
-	c.DataDir = filepath.Join(xdgDir(env, "XDG_DATA_HOME", ".local/share"), "lore")
-	c.StateDir = filepath.Join(xdgDir(env, "XDG_STATE_HOME", ".local/state"), "lore")
+	data, okData := xdgDir(env, "XDG_DATA_HOME", ".local/share")
+	state, okState := xdgDir(env, "XDG_STATE_HOME", ".local/state")
+	c.DataDir, c.StateDir = filepath.Join(data, "lore"), filepath.Join(state, "lore")
+	if !okData || !okState {
+		// Without a home, the folders would be relative: indexes and logs
+		// would land in whatever folder lore was started from.
+		l.Problems = append(l.Problems, ErrNoHome)
+	}
 	if c.TavilyAPIKey == "" && env("TAVILY_API_KEY") != "" {
 		c.TavilyAPIKey = env("TAVILY_API_KEY")
 		l.Origins["tavily-api-key"] = Source{FromEnv, "TAVILY_API_KEY"}
 	}
 	if err := c.Validate(); err != nil {
-		l.Problems = append(l.Problems, err)
+		l.Problems = append(l.Problems, l.whereSet(err))
 	}
 	if len(l.Problems) > 0 {
 		return l, l.Problems[0]
 	}
 	return l, nil
+}
+
+// whereSet adds to a Validate error, which names the key, where the bad
+// value came from: LORE_CHUNK_SIZE=-1 would otherwise be reported as
+// "chunk-size: -1 ..." to a user who never wrote chunk-size.
+func (l Loaded) whereSet(err error) error {
+	key, _, _ := strings.Cut(err.Error(), ":")
+	switch src := l.Origins[key]; src.Origin {
+	case FromEnv, FromFlag:
+		return fmt.Errorf("%w (set by %s)", err, src.Name)
+	case FromFile:
+		return fmt.Errorf("%w (set in %s)", err, l.File)
+	}
+	return err
 }
 
 // Secret reports whether key holds a credential: its value is never shown
@@ -313,21 +333,32 @@ func File(file string, env func(string) string) string {
 	if file != "" {
 		return file
 	}
-	return filepath.Join(xdgDir(env, "XDG_CONFIG_HOME", ".config"), "lore", "config.yaml")
+	dir, ok := xdgDir(env, "XDG_CONFIG_HOME", ".config")
+	if !ok {
+		return "" // no file rather than one in the working directory
+	}
+	return filepath.Join(dir, "lore", "config.yaml")
 }
+
+// ErrNoHome is the refusal to run without a home folder.
+var ErrNoHome = errors.New("HOME is not set: set it, or set XDG_DATA_HOME and XDG_STATE_HOME to absolute folders for lore's indexes and log")
 
 // xdgDir is the XDG base directory name, or HOME/fallback when it is unset
 // or relative: the XDG spec says a relative path is invalid and is to be
-// ignored (it would move lore's data with the working directory).
-func xdgDir(env func(string) string, name, fallback string) string {
+// ignored (it would move lore's data with the working directory). ok is
+// false when there is no home to fall back on.
+func xdgDir(env func(string) string, name, fallback string) (dir string, ok bool) {
 	if d := env(name); d != "" && filepath.IsAbs(d) {
-		return d
+		return d, true
 	}
 	home := env("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	return filepath.Join(home, fallback)
+	if !filepath.IsAbs(home) {
+		return fallback, false
+	}
+	return filepath.Join(home, fallback), true
 }
 
 // loadFile sets what the YAML file at path holds and returns the keys it
@@ -398,6 +429,9 @@ func (c *Config) Set(key, s string) error {
 		f.SetString(s)
 	case reflect.Int, reflect.Int64:
 		n, err := parseSize(s)
+		if err != nil && f.Kind() == reflect.Int64 {
+			return fmt.Errorf("%q is not a size: give bytes, or a number with KB, MB, GB (or K, M, G) or KiB, MiB, GiB", s)
+		}
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number", s)
 		}
@@ -423,9 +457,14 @@ func (c *Config) Set(key, s string) error {
 // parseSize reads whole numbers with an optional binary suffix (4MiB, 512KiB).
 func parseSize(s string) (int64, error) {
 	mult := int64(1)
-	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1000, "MB": 1000_000, "GB": 1000_000_000} {
-		if strings.HasSuffix(s, suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, suffix)), m
+	// Longest first: "MiB" before "B". 10M is 10MB, as du, dd and most
+	// tools read it; KiB, MiB and GiB are the binary units.
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000_000}, {"GB", 1000_000_000}, {"K", 1000}, {"M", 1000_000}, {"G", 1000_000_000}, {"B", 1}} {
+		if len(s) > len(u.suffix) && strings.EqualFold(s[len(s)-len(u.suffix):], u.suffix) {
+			s, mult = strings.TrimSpace(s[:len(s)-len(u.suffix)]), u.mult
 			break
 		}
 	}
@@ -438,7 +477,7 @@ var indexName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // CheckIndexName says what is wrong with an index name, nil if nothing.
 func CheckIndexName(name string) error {
 	if !indexName.MatchString(name) {
-		return fmt.Errorf("%q is not a valid name: use letters, digits, '.', '_' or '-' (at most 64)", name)
+		return fmt.Errorf("%q is not a valid name: use letters, digits, '.', '_' or '-', starting with a letter or digit (at most 64)", name)
 	}
 	return nil
 }
@@ -465,7 +504,7 @@ func (c Config) Validate() error {
 	case c.MaxFileSize < 1:
 		return fmt.Errorf("max-file-size: %d must be positive", c.MaxFileSize)
 	case c.ChunkSize < 200 || c.ChunkSize > 20000:
-		return fmt.Errorf("chunk-size: %d is outside 200..20000 characters", c.ChunkSize)
+		return fmt.Errorf("chunk-size: %d is outside 200..20000 bytes", c.ChunkSize)
 	case c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize/2:
 		return fmt.Errorf("chunk-overlap: %d must be between 0 and half of chunk-size", c.ChunkOverlap)
 	case c.TopK < 1 || c.TopK > 100:

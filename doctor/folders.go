@@ -24,6 +24,12 @@ func checkFolders(cfg config.Config, configFile string) []Check {
 
 func checkFolder(name, dir string, bad Status, alt string) Check {
 	c := Check{Name: name, Status: OK, Detail: dir}
+	if !filepath.IsAbs(dir) {
+		// Relative only when there is no home (config.ErrNoHome): the
+		// folder would move with the working directory.
+		c.Status, c.Detail, c.Fix = bad, "no folder: HOME is not set", "set HOME, or "+alt
+		return c
+	}
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

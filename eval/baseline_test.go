@@ -46,7 +46,7 @@ func TestCheckGold(t *testing.T) {
 	}
 	// Relative to another folder: every question would score 0.
 	note, err = CheckGold(qs, []IndexedFile{{Root: "/r", Path: "a.md"}}, "work")
-	if note != "" || err == nil || !strings.Contains(err.Error(), `no gold path of the question set is in index "work" ("docs/a.md" is not; it holds 1 files, e.g. "a.md")`) {
+	if note != "" || err == nil || !strings.Contains(err.Error(), `no gold path of the question set is in index "work" ("docs/a.md" is not; it holds 1 file, e.g. "a.md")`) {
 		t.Errorf("none held: %q %v", note, err)
 	}
 }

@@ -12,10 +12,6 @@ import (
 // ConfigKey is the setting calibration tunes.
 const ConfigKey = "web-fallback-threshold"
 
-// ModelHint says how to get a reranker, the one thing that makes routing
-// tunable (the same command as app.ModelHint; a test keeps them in step).
-const ModelHint = "lore models pull cross-encoder/ms-marco-MiniLM-L-6-v2 (online) or lore models import DIR"
-
 // Why calibration recommends nothing (Calibration.Problem wraps one).
 var (
 	// ErrNoScores: no question has a rerank score, so routing ran on
@@ -140,6 +136,8 @@ type Calibration struct {
 	// Agreement is how retrieval agreement routed the questions; it is
 	// what routing used when Scored is false.
 	Agreement Counts `json:"agreement"`
+
+	hint string // how to get a reranker (Calibrate's hint)
 }
 
 // CurrentPoint is how the configured threshold routes the questions, with
@@ -199,8 +197,12 @@ const fewPerClass = 10
 //
 // The error is for input that is not a question set's: no samples, or a
 // score that is not a finite number.
-func Calibrate(samples []Sample, current float64) (Calibration, error) {
-	c := Calibration{Recommended: -1, Current: -1, CurrentThreshold: current}
+//
+// hint says how to get a reranker, the one thing that makes routing
+// tunable: the caller's, which knows the backend lore reranks on here
+// (app.ModelHint: the pure-Go backend is told of a smaller model).
+func Calibrate(samples []Sample, current float64, hint string) (Calibration, error) {
+	c := Calibration{Recommended: -1, Current: -1, CurrentThreshold: current, hint: hint}
 	if len(samples) == 0 {
 		return c, errors.New("calibrate: no questions")
 	}
@@ -235,7 +237,7 @@ func Calibrate(samples []Sample, current float64) (Calibration, error) {
 	if len(scores) == 0 {
 		c.Problem = fmt.Errorf("%w: no question has one (no reranker ran, or nothing was retrieved); "+
 			"routing used retrieval agreement, a yes/no signal with no threshold to set: there is nothing to tune; "+
-			"to calibrate, install a reranker: %s", ErrNoScores, ModelHint)
+			"to calibrate, install a reranker: %s", ErrNoScores, hint)
 		c.noteClasses(answerable, unanswerable)
 		return c, nil
 	}

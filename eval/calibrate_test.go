@@ -53,7 +53,7 @@ func route(ss []Sample, t float64) Counts {
 
 func calibrate(t *testing.T, ss []Sample, current float64) Calibration {
 	t.Helper()
-	c, err := Calibrate(ss, current)
+	c, err := Calibrate(ss, current, "get one with `lore models pull "+rerank.DefaultHugotModel+"` (online) or `lore models import DIR`")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,21 +281,31 @@ func TestCalibrateAgreement(t *testing.T) {
 	}
 }
 
-func TestModelHintPullsTheDefaultModel(t *testing.T) {
-	if !strings.Contains(ModelHint, "lore models pull "+rerank.DefaultORTModel+" ") {
-		t.Errorf("ModelHint %q does not pull %s", ModelHint, rerank.DefaultORTModel)
+// The advice to install a reranker is the caller's, which knows the
+// backend: the pure-Go one is told of TinyBERT, as everywhere else
+// (issue 34).
+func TestCalibrateGivesTheCallersHint(t *testing.T) {
+	const hint = "get one with `lore models pull " + rerank.DefaultHugotModel + "`"
+	c, err := Calibrate([]Sample{{ID: "q1", Answerable: true}, {ID: "q2"}}, 0, hint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	c.WriteText(&b, 80)
+	if !errors.Is(c.Problem, ErrNoScores) || !strings.Contains(c.Problem.Error(), hint) || strings.Contains(b.String(), "MiniLM") || !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "TinyBERT") {
+		t.Errorf("problem %v, text:\n%s", c.Problem, b.String())
 	}
 }
 
 func TestCalibrateBadInput(t *testing.T) {
 	nan := math.NaN()
-	if _, err := Calibrate(nil, 0); err == nil {
+	if _, err := Calibrate(nil, 0, ""); err == nil {
 		t.Error("no samples: no error")
 	}
-	if _, err := Calibrate([]Sample{{ID: "q7", Best: &nan}}, 0); err == nil || !strings.Contains(err.Error(), "q7") {
+	if _, err := Calibrate([]Sample{{ID: "q7", Best: &nan}}, 0, ""); err == nil || !strings.Contains(err.Error(), "q7") {
 		t.Errorf("NaN score: %v, want an error naming q7", err)
 	}
-	if _, err := Calibrate(set([]float64{1}, []float64{0}), math.Inf(1)); err == nil {
+	if _, err := Calibrate(set([]float64{1}, []float64{0}), math.Inf(1), ""); err == nil {
 		t.Error("infinite current threshold: no error")
 	}
 }

@@ -63,7 +63,7 @@ func (c Calibration) writeAgreement(b *bufio.Writer, width int) {
 	fmt.Fprintf(b, "accuracy %.2f, precision %.2f, recall %.2f, F1 %.2f\n", a.Accuracy(), a.Precision(), a.Recall(), a.F1())
 	fmt.Fprintln(b, Wrap(fmt.Sprintf("Wrongly routed: %s sent away from the docs, %s answered from them.",
 		questions(a.WronglyLeft, "answerable question"), questions(a.WronglyAnswered, "unanswerable question")), width, ""))
-	fmt.Fprintln(b, Wrap("To get a threshold to tune, install a reranker: "+ModelHint+", then run this again.", width, ""))
+	fmt.Fprintln(b, Wrap("To get a threshold to tune, install a reranker: "+c.hint+", then run this again.", width, ""))
 }
 
 func (c Calibration) writeTable(b *bufio.Writer, width int) {

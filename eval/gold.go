@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // CheckGold compares the gold paths of qs with the files index holds:
@@ -24,8 +26,8 @@ func CheckGold(qs []Question, files []IndexedFile, index string) (note string, e
 		if len(files) > 0 {
 			example = fmt.Sprintf(", e.g. %q", filepath.ToSlash(files[0].Path))
 		}
-		return "", fmt.Errorf("no gold path of the question set is in index %q (%q is not; it holds %d files%s): index the folder the gold paths are relative to, lore --index NAME index FOLDER",
-			index, unknown[0], len(files), example)
+		return "", fmt.Errorf("no gold path of the question set is in index %q (%q is not; it holds %s%s): index the folder the gold paths are relative to, lore --index NAME index FOLDER",
+			index, unknown[0], units.Plural(len(files), "file"), example)
 	}
 	what := fmt.Sprintf("%d gold paths are", len(unknown))
 	if len(unknown) == 1 {

@@ -57,13 +57,13 @@ func FileChanged(path string, d DocState) bool {
 // Changes is Status.Changed, one meaning for every store: what `lore
 // index` on this machine would change in the index. held gives the
 // documents the index holds of a source (indexed or skipped). A file of a
-// source's folder the index does not hold is new; one whose size or mtime
-// moved is modified; one gone is deleted. A source folder that is not on
-// this machine (removed, unmounted, or an index built elsewhere) is
-// listed once as missing, its documents staying as they are. The sources
-// are walked as walk says, the way the index's builds walk
-// (Remembered.Walk), so that a link a build skips is no "new" file here;
-// the walk ends with ctx.
+// source's folder the index does not hold is new; one whose size moved,
+// or whose mtime moved and whose bytes differ (FileChanged), is modified;
+// one gone is deleted. A source folder that is not on this machine
+// (removed, unmounted, or an index built elsewhere) is listed once as
+// missing, its documents staying as they are. The sources are walked as
+// walk says, the way the index's builds walk (Remembered.Walk), so that a
+// link a build skips is no "new" file here; the walk ends with ctx.
 func Changes(ctx context.Context, sources []Source, walk ingest.WalkOptions, held func(Source) (map[string]DocState, error)) ([]Change, error) {
 	changes := []Change{}
 	roots := make([]string, len(sources))
@@ -92,7 +92,9 @@ func Changes(ctx context.Context, sources []Source, walk ingest.WalkOptions, hel
 			case e.Reason != "":
 			case !ok:
 				changes = append(changes, Change{Path: src.Join(e.Rel), Change: "new"})
-			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano():
+			case d.Size != e.Size || d.MTimeNS != e.MTime.UnixNano() && FileChanged(src.Join(e.Rel), d):
+				// Only the mtime moved (a touch, a checkout): the bytes
+				// decide, as they do for a build.
 				changes = append(changes, Change{Path: src.Join(e.Rel), Change: "modified"})
 			}
 		}

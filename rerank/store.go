@@ -151,6 +151,11 @@ func describe(name, dir string) (Installed, error) {
 // renamed into place. An empty name is taken from config.json's
 // _name_or_path, else the folder's name.
 func (s Store) Import(ctx context.Context, src, name string) (Installed, error) {
+	return s.install(ctx, src, name, false)
+}
+
+// install is Import; pulled says the folder is a download of Pull's.
+func (s Store) install(ctx context.Context, src, name string, pulled bool) (Installed, error) {
 	if name == "" {
 		var cfg struct {
 			Name string `json:"_name_or_path"`
@@ -169,6 +174,9 @@ func (s Store) Import(ctx context.Context, src, name string) (Installed, error) 
 	check := s.Check
 	check.ModelDir, check.ModelName = src, name
 	if err := Probe(ctx, check); err != nil {
+		if n := (*needsORT)(nil); !pulled && errors.As(err, &n) {
+			n.imported = true // not "models pull": it came from a folder
+		}
 		return Installed{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
@@ -318,7 +326,7 @@ func (s Store) Pull(ctx context.Context, name, variant string, hub Hub) (Install
 	if err != nil {
 		return Installed{}, fmt.Errorf("download %s: %w", name, err)
 	}
-	return s.Import(ctx, got, name)
+	return s.install(ctx, got, name, true)
 }
 
 // int8OK says whether the backend imports are checked with runs int8

@@ -260,9 +260,27 @@ func pureGoCheck(name, file string) error {
 	default:
 		return nil
 	}
-	return fmt.Errorf("model %s %s; %w: set reranker to onnxruntime (`make ort`, see README) or run `lore models pull %s --variant fp32`",
-		name, what, ErrNeedsORT, name)
+	return &needsORT{name: name, what: what}
 }
+
+// needsORT is a model the pure-Go backend cannot run (ErrNeedsORT). The
+// fp32 export it advises comes from where the model came from: models
+// import has no hub to pull from, and a model installed earlier may have
+// come from either.
+type needsORT struct {
+	name, what string
+	imported   bool // refused by models import
+}
+
+func (e *needsORT) Error() string {
+	fix := fmt.Sprintf("run `lore models pull %s --variant fp32` (a Hugging Face model) or import an fp32 export of it", e.name)
+	if e.imported {
+		fix = "import an fp32 export of it (a model.onnx that is not quantised)"
+	}
+	return fmt.Sprintf("model %s %s; %s: set reranker to onnxruntime (`make ort`, see README) or %s", e.name, e.what, ErrNeedsORT, fix)
+}
+
+func (e *needsORT) Unwrap() error { return ErrNeedsORT }
 
 // CPU is what choosing a model variant needs to know about the processor.
 type CPU struct {

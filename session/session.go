@@ -43,16 +43,24 @@ CREATE TABLE IF NOT EXISTS turns(
 	PRIMARY KEY(session_id, n)
 );`
 
-// migrate adds what older stores lack: the index a turn was asked on.
-// Two processes may open an old store at once: the loser of the race finds
-// the column added.
+// migrate adds what older stores lack: the index a turn was asked on, and
+// whether its answer was cut short by a cancel. Two processes may open an
+// old store at once: the loser of the race finds the column added.
 func migrate(db *sql.DB) error {
-	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('turns') WHERE name = 'index_name'`).Scan(&n); err != nil || n > 0 {
-		return err
-	}
-	if _, err := db.Exec(`ALTER TABLE turns ADD COLUMN index_name TEXT NOT NULL DEFAULT ''`); err != nil && !strings.Contains(err.Error(), "duplicate column") {
-		return err
+	for _, col := range []struct{ name, decl string }{
+		{"index_name", "TEXT NOT NULL DEFAULT ''"},
+		{"cancelled", "INTEGER NOT NULL DEFAULT 0"},
+	} {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('turns') WHERE name = ?`, col.name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := db.Exec(`ALTER TABLE turns ADD COLUMN ` + col.name + ` ` + col.decl); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return err
+		}
 	}
 	return nil
 }
@@ -86,8 +94,11 @@ type Turn struct {
 	Sources    []Source `json:"sources"`
 	// Index is the index the turn was asked on ("" for turns saved before
 	// lore recorded it).
-	Index   string    `json:"index,omitempty"`
-	Created time.Time `json:"created_at"`
+	Index string `json:"index,omitempty"`
+	// Cancelled is set when the answer was cut short (Ctrl+C, Esc): Answer
+	// is what streamed until then.
+	Cancelled bool      `json:"cancelled,omitempty"`
+	Created   time.Time `json:"created_at"`
 }
 
 // Session is a conversation.
@@ -193,8 +204,8 @@ func (s *Store) Append(ctx context.Context, id string, t Turn) (int, error) {
 		return 0, err
 	}
 	src, _ := json.Marshal(t.Sources)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(session_id, n, question, standalone, answer, route, mode, model, sources, index_name, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, n, t.Question, t.Standalone, t.Answer, t.Route, t.Mode, t.Model, string(src), t.Index, now.Unix()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO turns(session_id, n, question, standalone, answer, route, mode, model, sources, index_name, cancelled, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, n, t.Question, t.Standalone, t.Answer, t.Route, t.Mode, t.Model, string(src), t.Index, t.Cancelled, now.Unix()); err != nil {
 		return 0, err
 	}
 	return n, tx.Commit()
@@ -212,7 +223,7 @@ func (s *Store) Get(ctx context.Context, id string) (Session, error) {
 		return se, err
 	}
 	se.Created, se.Updated = time.Unix(created, 0), time.Unix(updated, 0)
-	rows, err := s.db.QueryContext(ctx, `SELECT n, question, standalone, answer, route, mode, model, sources, index_name, created_at FROM turns WHERE session_id = ? ORDER BY n`, id)
+	rows, err := s.db.QueryContext(ctx, `SELECT n, question, standalone, answer, route, mode, model, sources, index_name, cancelled, created_at FROM turns WHERE session_id = ? ORDER BY n`, id)
 	if err != nil {
 		return se, err
 	}
@@ -221,7 +232,7 @@ func (s *Store) Get(ctx context.Context, id string) (Session, error) {
 		var t Turn
 		var src string
 		var at int64
-		if err := rows.Scan(&t.N, &t.Question, &t.Standalone, &t.Answer, &t.Route, &t.Mode, &t.Model, &src, &t.Index, &at); err != nil {
+		if err := rows.Scan(&t.N, &t.Question, &t.Standalone, &t.Answer, &t.Route, &t.Mode, &t.Model, &src, &t.Index, &t.Cancelled, &at); err != nil {
 			return se, err
 		}
 		json.Unmarshal([]byte(src), &t.Sources)

@@ -127,7 +127,7 @@ func TestTurnThroughEngine(t *testing.T) {
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(t, m, cmd)
 	s := stripped(m)
-	if !strings.Contains(s, "Spin the widget [1].") || !strings.Contains(s, "a.md:1-3 > Widgets") || !strings.Contains(s, "1 chunks") {
+	if !strings.Contains(s, "Spin the widget [1].") || !strings.Contains(s, "a.md:1-3 > Widgets") || !strings.Contains(s, "· 1 chunk ") {
 		t.Fatalf("turn through the engine:\n%s", s)
 	}
 	if m.sessionID == "" {
@@ -279,7 +279,7 @@ func TestAddBuildsTheIndex(t *testing.T) {
 	}
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	run(t, m, cmd)
-	if s := stripped(m); !strings.Contains(s, "indexed: 1 files") || !strings.Contains(s, "default · 1 chunks") {
+	if s := stripped(m); !strings.Contains(s, "indexed: 1 file,") || !strings.Contains(s, "default · 1 chunk ") {
 		t.Fatalf("after /add:\n%s", s)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // A build started from the chat (/add PATH): progress in the status bar,
@@ -88,9 +89,12 @@ func (m *Model) buildUpdate(msg buildMsg) (tea.Model, tea.Cmd) {
 	case msg.err != nil:
 		m.addInfo("index: " + excerpt.FirstLine(msg.err.Error()))
 	default:
+		if t := m.lastTurn(); t != nil && t.state == turnFailed {
+			m.settled = t // what failed (most often: no index) may work now
+		}
 		s := msg.sum
-		m.addInfo(fmt.Sprintf("indexed: %d files, %d unchanged, %d skipped; the index holds %d files, %d chunks",
-			s.FilesIndexed, s.FilesUnchanged, len(s.FilesSkipped), s.TotalFiles, s.TotalChunks))
+		m.addInfo(fmt.Sprintf("indexed: %s, %d unchanged, %d skipped; the index holds %s, %s",
+			units.Plural(s.FilesIndexed, "file"), s.FilesUnchanged, len(s.FilesSkipped), units.Plural(s.TotalFiles, "file"), units.Plural(s.TotalChunks, "chunk")))
 	}
 	return m, m.checkStatus(false)
 }

@@ -80,6 +80,16 @@ func (m *Model) command(line string) (tea.Model, tea.Cmd) {
 			m.addInfo("index: " + err.Error())
 			break
 		}
+		if arg != m.index && m.sessionID != "" {
+			// A session keeps to one index (the engine refuses a
+			// follow-up on another): the next question starts anew.
+			cmd := m.detachTurn()
+			m.turns, m.sessionID = nil, ""
+			m.invalidate()
+			m.index = arg
+			m.addInfo("index: " + arg + " (a new session: a session keeps to one index)")
+			return m, tea.Batch(cmd, m.checkStatus(false))
+		}
 		m.index = arg
 		m.addInfo("index: " + arg)
 		return m, m.checkStatus(false)

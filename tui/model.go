@@ -110,6 +110,9 @@ type Model struct {
 	model string
 
 	building *building // an index build started with /add
+	// settled is a failed turn whose ERROR badge a later successful /add
+	// made stale: the status bar no longer shows it.
+	settled  *turn
 	panel    *panel
 	picker   *picker
 	openNext bool     // ctrl+o was pressed: the next digit opens that source
@@ -398,6 +401,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.PasteMsg:
 		// Bracketed paste goes into the input, newlines and all: it never sends.
+		// The input grows first: one that is still one line high when the
+		// text goes in scrolls to its last line and stays there.
+		m.input.SetHeight(min(m.input.LineCount()+strings.Count(msg.Content, "\n"), 6))
 		var cmd tea.Cmd
 		m.input, cmd = m.input.Update(msg)
 		m.layout()

@@ -217,7 +217,7 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 	if changed {
 		avail -= len(" (changed since indexed)")
 	}
-	label = ansi.Truncate(label, max(avail, 10), "…")
+	label = fitLabel(s, label, max(avail, 10))
 	body := style.Render(label)
 	if link != "" && st.links {
 		body = ansi.SetHyperlink(link) + body + ansi.ResetHyperlink()
@@ -227,6 +227,25 @@ func sourceLine(s agent.Source, changed bool, width int, st styles) string {
 		line += st.notice.Render(" (changed since indexed)")
 	}
 	return line
+}
+
+// fitLabel fits a source's label to avail cells. The heading goes first;
+// a document's line range is what opens it at the place, so when even
+// path:start-end is too wide the path loses its beginning, not the range:
+// "…ors/pathcache.go:5-40".
+func fitLabel(s agent.Source, label string, avail int) string {
+	if s.URL != "" || ansi.StringWidth(label) <= avail {
+		return ansi.Truncate(label, avail, "…")
+	}
+	path, lines := termsafe.Line(s.Shown()), fmt.Sprintf(":%d-%d", s.Start, s.End)
+	if ansi.StringWidth(path+lines) < avail {
+		return ansi.Truncate(label, avail, "…") // only the heading is cut
+	}
+	keep := avail - ansi.StringWidth(lines) - 1 // 1 for the "…"
+	if keep < 4 {
+		return ansi.Truncate(label, avail, "…")
+	}
+	return "…" + ansi.TruncateLeft(path, ansi.StringWidth(path)-keep, "") + lines
 }
 
 // wrap folds s to width cells, keeping ANSI styles.

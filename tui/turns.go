@@ -165,6 +165,9 @@ func (m *Model) resumed(msg resumeMsg) (tea.Model, tea.Cmd) {
 	m.sessionID = msg.se.ID
 	for _, st := range msg.se.Turns {
 		t := &turn{question: st.Question, answer: termsafe.Text(st.Answer), state: turnDone, route: agent.Route(st.Route)}
+		if st.Cancelled {
+			t.state = turnCancelled // a partial answer, shown as one
+		}
 		for _, s := range st.Sources {
 			t.sources = append(t.sources, agent.Source{N: s.N, Root: s.Root, Path: s.Path, Start: s.Start, End: s.End,
 				Heading: s.Heading, URL: s.URL, Title: s.Title, Cited: s.Cited})

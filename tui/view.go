@@ -14,6 +14,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/ollama"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // layout sizes the input for what is typed and the terminal's width.
@@ -284,7 +285,7 @@ func (m *Model) statusBar() string {
 	}
 	chunks := ""
 	if m.info.Built {
-		chunks = fmt.Sprintf(" · %d chunks", m.info.Chunks)
+		chunks = " · " + units.Plural(m.info.Chunks, "chunk")
 	} else if m.info.Name != "" {
 		chunks = " · not built"
 	}
@@ -299,7 +300,7 @@ func (m *Model) statusBar() string {
 		right = st.status.Render(fmt.Sprintf(" %s %s %.1fs ", m.spin.View(), label, m.now().Sub(t.started).Seconds()))
 	} else if m.building != nil {
 		right = st.status.Render(" " + m.spin.View() + m.building.status())
-	} else if t := m.lastTurn(); t != nil && t.state != turnInfo {
+	} else if t := m.lastTurn(); t != nil && t.state != turnInfo && t != m.settled {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}
 	// On a narrow terminal the route and the time matter more than the

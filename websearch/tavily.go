@@ -33,7 +33,7 @@ type Tavily struct {
 // where a key goes.
 func NewTavily(opt TavilyOptions) (*Tavily, error) {
 	if opt.APIKey == "" {
-		return nil, fmt.Errorf("%w: no Tavily API key: set TAVILY_API_KEY or tavily-api-key (or web-provider: searxng)", ErrAuth)
+		return nil, missingKey{"no Tavily API key: set TAVILY_API_KEY or tavily-api-key (or web-provider: searxng)"}
 	}
 	if opt.Depth == "" {
 		opt.Depth = "basic"

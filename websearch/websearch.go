@@ -39,6 +39,13 @@ var (
 	ErrUnavailable = errors.New("web search unavailable")
 )
 
+// missingKey is a credential that was never given: it is ErrAuth (the
+// fix is the same, set the key) without saying that a key was refused.
+type missingKey struct{ msg string }
+
+func (e missingKey) Error() string        { return e.msg }
+func (e missingKey) Is(target error) bool { return target == ErrAuth }
+
 // DialFunc dials a network address; tests and the offline guard wrap it.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 

@@ -83,7 +83,8 @@ func TestTavilyErrors(t *testing.T) {
 			t.Errorf("%d: error is not one line: %q", tt.status, err)
 		}
 	}
-	if _, err := NewTavily(TavilyOptions{}); !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "TAVILY_API_KEY") {
+	// No key is not a refused one (issue 34): the message says which.
+	if _, err := NewTavily(TavilyOptions{}); !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "TAVILY_API_KEY") || strings.Contains(err.Error(), "refused") {
 		t.Errorf("no key: %v", err)
 	}
 }

@@ -25,6 +25,9 @@ type Answer struct {
 	Timings          map[string]float64 `json:"timings_ms"`
 	Tokens           map[string]int     `json:"tokens"`  // "prompt" and "completion"
 	Session          string             `json:"session"` // the conversation this turn belongs to, "" for none
+	// Cancelled is set when the turn was interrupted (Ctrl+C, SIGTERM, a
+	// client gone): Answer is what streamed until then. Absent otherwise.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // Source is a passage or a web page an Answer was given, numbered as the

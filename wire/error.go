@@ -72,6 +72,12 @@ func ErrorFrom(err error) Error {
 		t, code = NotFound, "not_indexed"
 	case errors.Is(err, session.ErrNotFound):
 		t, code = NotFound, "session_not_found"
+	case errors.Is(err, app.ErrSessionIndex):
+		t, code = InvalidRequest, "session_of_another_index"
+	case errors.Is(err, index.ErrNoSources):
+		t, code = InvalidRequest, "no_sources"
+	case errors.Is(err, index.ErrBadSource):
+		t, code = InvalidRequest, "bad_source"
 	case errors.Is(err, index.ErrCorrupt):
 		code = "index_damaged"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -63,8 +63,9 @@ in the arguments otherwise leaves stdin alone, so
 asks every line. Stdin is read up to 1 MiB; more is cut there, with a note.
 
 Exit codes: 0 answered from sources, 1 error, 2 usage, 3 no confident answer
-(not in the docs), 4 sources only (no language model reachable), 5 the index
-is damaged (rebuild it: lore index --rebuild), 130 cancelled.`,
+(not in the docs), 4 sources only (Ollama unreachable or the chat model not
+pulled), 5 the index is damaged (rebuild it: lore index --rebuild), 130
+cancelled.`,
 		Example: `  lore ask "how do I cancel a context after a timeout?"
   echo "why does this fail?" | lore ask --json
   git diff | lore ask - "what does this change break?"
@@ -153,6 +154,9 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 	}
 	defer eng.Close()
 	id, events, err := eng.Ask(ctx, app.AskRequest{SessionID: opts.sessionID, Turn: agent.Turn{Question: opts.question, Context: extra}, K: opts.k})
+	if errors.Is(err, app.ErrSessionIndex) {
+		return exitUsage, usageError{err}
+	}
 	if err != nil {
 		return exitError, pointToDoctor(err)
 	}
@@ -190,7 +194,9 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		if saved {
 			session = id
 		}
-		if err := writeJSON(streams.Out, wire.NewAnswer(res, session)); err != nil {
+		answer := wire.NewAnswer(res, session)
+		_, answer.Cancelled = final.(agent.Cancelled)
+		if err := writeJSON(streams.Out, answer); err != nil {
 			return exitError, err
 		}
 	default:

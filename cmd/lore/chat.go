@@ -56,7 +56,10 @@ func resumeArgs(opts *chatOptions) cobra.PositionalArgs {
 		if len(args) == 1 && cmd.Flags().Changed("resume") && opts.resume == resumeLast {
 			return nil
 		}
-		return cobra.NoArgs(cmd, args)
+		if len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+		return nil
 	}
 }
 

@@ -108,7 +108,7 @@ func resultOrder(t testing.TB, stdout string) []string {
 // whether one said it is damaged: search, a refresh and search again; and
 // for a damaged database status too, and ask when asked.
 //
-// damaged is quick_check's verdict, which status gives; pagesDamaged is the
+// damaged is quick_check's verdict, which status --check gives; pagesDamaged is the
 // b-tree check a refresh runs before writing (FTS5's check of its own
 // records, which would cost a no-change refresh ten times its time, is
 // left to status and to the search that reads such a record).
@@ -117,7 +117,7 @@ func checkCommands(t *testing.T, e *env, name string, db, ask, damaged, pagesDam
 	sawDamage := false
 	cmds := [][]string{{"search", "lantern oil"}, {"index", "-q"}, {"search", "lantern oil"}}
 	if db {
-		cmds = append([][]string{{"index", "status"}}, cmds...)
+		cmds = append([][]string{{"index", "status", "--check"}}, cmds...)
 	}
 	if ask {
 		cmds = append(cmds, []string{"ask", "which lantern keeps topic3 lit?"})

@@ -51,12 +51,12 @@ func TestDamagedIndexCommands(t *testing.T) {
 	if strings.Contains(r.stderr, "unchanged") {
 		t.Errorf("index: %q", r.stderr)
 	}
-	r = e.run(false, "index", "status")
+	r = e.run(false, "index", "status", "--check")
 	if r.code != exitDamaged || strings.Contains(r.stdout, "up to date") || !strings.Contains(r.stdout, "damaged") ||
 		!strings.Contains(r.stdout, "lore index --rebuild") || !strings.Contains(r.stdout, docs) {
 		t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = e.run(false, "index", "status", "--json")
+	r = e.run(false, "index", "status", "--check", "--json")
 	var st index.Status
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != exitDamaged || st.Damaged == "" || len(st.Sources) != 1 {
 		t.Errorf("status --json: exit %d, %v\n%s", r.code, err, r.stdout)

@@ -65,7 +65,7 @@ Exit codes: 0 nothing broken (warnings allowed), 1 something is.`,
 func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, streams *ioStreams) int {
 	profile := "NoTTY"
 	if streams.OutTTY {
-		profile = colorprofile.Detect(streams.Out, os.Environ()).String()
+		profile = colorprofile.Detect(terminalOut(streams.Out), os.Environ()).String()
 	}
 	r := doctor.Run(ctx, doctor.Options{
 		Loaded: l,
@@ -89,7 +89,7 @@ func runDoctor(ctx context.Context, l config.Loaded, opts *doctorOptions, stream
 	} else {
 		out, styles := streams.Out, doctor.Plain()
 		if streams.styled(streams.OutTTY) {
-			out, styles = colorprofile.NewWriter(streams.Out, os.Environ()), doctor.Coloured()
+			out, styles = colorprofile.NewWriter(terminalOut(streams.Out), os.Environ()), doctor.Coloured()
 		}
 		err = r.WriteText(out, streams.width(100), styles)
 		if err == nil && opts.verbose {

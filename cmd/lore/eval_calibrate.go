@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/eval"
 	"github.com/lore-cli/lore/internal/atomicfile"
@@ -24,7 +25,7 @@ func writeCalibration(cfg config.Config, g *globalOptions, opts *evalOptions, re
 	if len(samples) == 0 {
 		return errors.New("calibrate: no question ran without an error")
 	}
-	c, err := eval.Calibrate(samples, cfg.WebFallbackThreshold)
+	c, err := eval.Calibrate(samples, cfg.WebFallbackThreshold, app.ModelHint(cfg))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/internal/units"
 	"github.com/lore-cli/lore/wire"
 )
 
@@ -39,7 +40,7 @@ Only changed files are read again, and only new chunks are embedded. .gitignore
 and .loreignore files are honoured. An interrupted run keeps what it finished.
 
 Every run first checks the index's pages (SQLite's quick_check of each table);
-lore index status runs the full check. A damaged index exits
+lore index status --check and lore doctor run the full check. A damaged index exits
 5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
 folders with the embedder it was built with.
 
@@ -75,7 +76,7 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 	f.String("embedder", "ollama", "ollama, or none for a lexical-only index")
 	f.String("embed-model", "nomic-embed-text", "Ollama embedding model")
 	f.Int("embed-batch-size", 32, "chunks per embedding request")
-	f.String("max-file-size", "4MiB", "skip files larger than this")
+	f.String("max-file-size", "4MiB", "skip files larger than this (bytes, or e.g. 10MB, 10M, 8MiB)")
 	f.Bool("follow-symlinks", false, "follow symbolic links that lead outside a source (off: skipped with a reason)")
 	f.Int("chunk-size", 1500, "chunk budget in bytes")
 	f.Int("chunk-overlap", 200, "bytes of prose repeated when a section is split")
@@ -110,8 +111,8 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 }
 
 func printSummary(w io.Writer, s index.Summary) {
-	fmt.Fprintf(w, "index %q: %d files indexed, %d unchanged, %d removed, %d skipped; %d chunks written, %d embedded (%.1fs)\n",
-		s.Index, s.FilesIndexed, s.FilesUnchanged, s.FilesRemoved, len(s.FilesSkipped), s.Chunks, s.ChunksEmbedded, s.Seconds)
+	fmt.Fprintf(w, "index %q: %s indexed, %d unchanged, %d removed, %d skipped; %s written, %d embedded (%.1fs)\n",
+		s.Index, units.Plural(s.FilesIndexed, "file"), s.FilesUnchanged, s.FilesRemoved, len(s.FilesSkipped), units.Plural(s.Chunks, "chunk"), s.ChunksEmbedded, s.Seconds)
 	if len(s.FilesSkipped) > 0 {
 		byReason := map[string]int{}
 		var order []string
@@ -128,7 +129,7 @@ func printSummary(w io.Writer, s index.Summary) {
 		}
 		fmt.Fprintf(w, "skipped: %s (details: lore index status)\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "now holds %d files, %d chunks", s.TotalFiles, s.TotalChunks)
+	fmt.Fprintf(w, "now holds %s, %s", units.Plural(s.TotalFiles, "file"), units.Plural(s.TotalChunks, "chunk"))
 	if s.Embedder == "none" {
 		fmt.Fprint(w, " (lexical only: no embeddings)")
 	}
@@ -208,7 +209,12 @@ func progressLine(p index.Progress, now time.Time, tty bool, width int) string {
 	case "scan":
 		line = "scanning files…"
 	case "graph":
-		line = fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+		// The phase starts before its total is known (a store reports
+		// 0/0 then): no count rather than "0/0".
+		line = "updating vector graph…"
+		if p.GraphTotal > 0 {
+			line = fmt.Sprintf("updating vector graph %d/%d", p.GraphDone, p.GraphTotal)
+		}
 	case "index":
 	default:
 		return ""

@@ -31,7 +31,7 @@ func newIndexRmCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 it needs --yes. An index that a lore index run is writing is not removed.`,
 		Example: `  lore index rm work
   lore index rm --yes scratch     # in scripts`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
@@ -92,10 +92,15 @@ func runIndexRm(ctx context.Context, cfg config.Config, opts *indexRmOptions, st
 
 // holds says what an index held: "1234 chunks, 5.2 MiB".
 func holds(in index.Info) string {
-	if !in.Built || in.Damaged != "" {
+	if !in.Built {
+		// Its folder holds at most the lock, whose bytes are the pid of
+		// this very removal: a size would only puzzle.
+		return "not built"
+	}
+	if in.Damaged != "" {
 		return units.Bytes(in.SizeBytes) // its chunks are unknown
 	}
-	return fmt.Sprintf("%d chunks, %s", in.Chunks, units.Bytes(in.SizeBytes))
+	return units.Plural(in.Chunks, "chunk") + ", " + units.Bytes(in.SizeBytes)
 }
 
 // indexNames lists the indexes there are, for an error naming a missing one.

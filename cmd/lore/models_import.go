@@ -25,7 +25,7 @@ func newModelsImportCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 		Long: `Install a model from a folder (for air-gapped machines). The model is loaded
 and scores one test pair before it is installed: a folder lore cannot run is
 refused (exit 2) and nothing is installed.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {

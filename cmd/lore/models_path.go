@@ -18,7 +18,7 @@ func newModelsPathCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "path NAME",
 		Short: "Print the folder of an installed model",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {

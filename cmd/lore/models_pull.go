@@ -26,7 +26,7 @@ func newModelsPullCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 repositories ship int8 exports beside the fp32 model; --variant auto takes
 the one made for this CPU (AVX-512 VNNI, AVX-512, AVX2 or arm64) when ONNX
 Runtime can run it, else fp32. int8 runs on ONNX Runtime only.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {

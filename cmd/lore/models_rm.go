@@ -25,7 +25,7 @@ func newModelsRmCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 with, lore says what it uses now: the other default model if one is
 installed, else the fused order.`,
 		Example: `  lore models rm cross-encoder/ms-marco-MiniLM-L-6-v2`,
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
@@ -67,6 +67,17 @@ func runModelsRm(cfg config.Config, opts *modelsRmOptions, streams *ioStreams) e
 	case app.RerankModel(cfg) != "":
 		fmt.Fprintf(streams.Out, "lore now reranks with %s\n", app.RerankModel(cfg))
 	default:
+		// Models of other names are never chosen on their own: name one
+		// if there is one, rather than advise a download.
+		var left []string
+		ms, _ := s.List()
+		for _, m := range ms {
+			left = append(left, m.Name)
+		}
+		if len(left) > 0 {
+			fmt.Fprintf(streams.Out, "lore now keeps the fused order: to rerank with %s, set rerank-model: %s (or LORE_RERANK_MODEL)\n", strings.Join(left, " or "), left[0])
+			break
+		}
 		fmt.Fprintf(streams.Out, "lore now keeps the fused order: %s\n", app.ModelHint(cfg))
 	}
 	return nil

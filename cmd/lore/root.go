@@ -24,6 +24,7 @@ import (
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/logfile"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/wire"
 )
 
 // Exit codes. Scripts depend on them; keep them stable.
@@ -125,9 +126,12 @@ func Main(args []string, streams *ioStreams) (code int) {
 	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd(streams)
+	out := &countingWriter{w: streams.Out}
+	s := *streams
+	s.Out = out
+	root := newRootCmd(&s)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -135,23 +139,110 @@ func Main(args []string, streams *ioStreams) (code int) {
 	if errors.As(err, &ec) {
 		return int(ec) // the command already said what happened
 	}
-	if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+	exit := exitError
+	var ue usageError
+	switch {
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		exit = exitCancelled
+	case errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource):
+		exit = exitUsage
+	case errors.Is(err, index.ErrCorrupt):
+		exit = exitDamaged
+	}
+	if out.n == 0 && wantsJSON(cmd) {
+		// A script reading stdout (lore search --json … | jq) sees why
+		// as well as that it failed.
+		writeJSON(out, jsonError(err, exit))
+	}
+	if exit == exitCancelled {
 		fmt.Fprintln(streams.Err, "lore: interrupted: everything finished so far is saved")
-		return exitCancelled
+		return exit
 	}
 	fmt.Fprintf(streams.Err, "lore: %s\n", excerpt.FirstLine(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) || errors.Is(err, index.ErrBadSource) {
-		return exitUsage
-	}
-	if errors.Is(err, index.ErrCorrupt) {
-		return exitDamaged
-	}
-	return exitError
+	return exit
 }
 
-// takesText are the commands whose arguments are free text.
-var takesText = map[string]bool{"search": true, "ask": true}
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// terminalOut is the writer under Main's count, for what asks the
+// terminal itself (its colour profile) rather than writes to it.
+func terminalOut(w io.Writer) io.Writer {
+	if c, ok := w.(*countingWriter); ok {
+		return c.w
+	}
+	return w
+}
+
+// wantsJSON reports whether cmd was run with --json.
+func wantsJSON(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	f := cmd.Flags().Lookup("json")
+	return f != nil && f.Value.String() == "true"
+}
+
+// jsonError is err in the wire error shape that lore serve and lore mcp
+// answer with; the message is the line stderr gets.
+func jsonError(err error, code int) wire.Error {
+	e := wire.ErrorFrom(err)
+	e.Error.Message = excerpt.FirstLine(err.Error())
+	switch code {
+	case exitUsage:
+		e.Error.Type = wire.InvalidRequest
+		if e.Error.Code == "internal" {
+			e.Error.Code = "usage"
+		}
+	case exitCancelled:
+		e.Error.Message = "interrupted: everything finished so far is saved"
+	}
+	return e
+}
+
+// takesText are the commands whose arguments are free text or paths,
+// which may start with a dash: what to call them in the hint.
+var takesText = map[string]string{"search": "text", "ask": "text", "index": "a path"}
+
+// oneArg is cobra.ExactArgs(1) with an error that says what the argument
+// is, from the command's Use ("rm ID"): cobra's own is "accepts 1 arg(s),
+// received 0".
+func oneArg(c *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		return nil
+	}
+	what := "an argument"
+	if f := strings.Fields(c.Use); len(f) > 1 {
+		what = f[1]
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("missing %s: %s %s (see `%s --help`)", what, c.CommandPath(), what, c.CommandPath())}
+	}
+	return usageError{fmt.Errorf("%d arguments where %s takes one %s: %s %s (see `%s --help`)", len(args), c.CommandPath(), what, c.CommandPath(), what, c.CommandPath())}
+}
+
+// unknownCommand is the error for a word that is none of c's commands,
+// with the commands it may be a typo of: cobra's own suggestions come on
+// lines of their own, which lore does not print, or not at all (a
+// command with Args set).
+func unknownCommand(c *cobra.Command, word string) error {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, set only by its own lookup
+	}
+	if s := c.SuggestionsFor(word); len(s) > 0 {
+		return usageError{fmt.Errorf("unknown command %q for %q (did you mean %s?)", word, c.CommandPath(), strings.Join(s, " or "))}
+	}
+	return usageError{fmt.Errorf("unknown command %q for %q (see `%s --help`)", word, c.CommandPath(), c.CommandPath())}
+}
 
 // unknownFlag is the flag an "unknown flag" error names, as typed.
 func unknownFlag(err error) string {
@@ -160,6 +251,9 @@ func unknownFlag(err error) string {
 		return f
 	}
 	if _, f, ok := strings.Cut(msg, "unknown shorthand flag: '"); ok {
+		if _, word, ok := strings.Cut(f, "' in "); ok {
+			return word // -dash.md, as typed, not only its -d
+		}
 		return "-" + f[:strings.IndexByte(f+"'", '\'')]
 	}
 	return "..."
@@ -217,8 +311,8 @@ the passages that answer your questions, with a local Ollama model.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A query may itself look like a flag (--keepalive, -v): say how
 		// to search for it rather than only that the flag is unknown.
-		if takesText[c.Name()] && strings.HasPrefix(err.Error(), "unknown") {
-			return usageError{fmt.Errorf("%w (text that starts with - goes after --: %s -- %s)", err, c.CommandPath(), unknownFlag(err))}
+		if what := takesText[c.Name()]; what != "" && strings.HasPrefix(err.Error(), "unknown") {
+			return usageError{fmt.Errorf("%w (%s that starts with - goes after --: %s -- %s)", err, what, c.CommandPath(), unknownFlag(err))}
 		}
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
@@ -247,7 +341,7 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return c.Help()
 	}
-	return usageError{fmt.Errorf("unknown command %q for %q (see `%s --help`)", args[0], c.CommandPath(), c.CommandPath())}
+	return unknownCommand(c, args[0])
 }
 
 // loadConfig layers defaults, file, environment and the flags of cmd that
@@ -280,14 +374,25 @@ func configFlags(cmd *cobra.Command) config.Flags {
 // maxLogBytes bounds lore.log; the one before it is kept as lore.log.1.
 const maxLogBytes = 10 << 20
 
+// openLog opens lore.log in dir, which it creates. A relative dir (no
+// HOME: lore doctor still runs) is refused: the log would land in the
+// working directory. The file is bounded: a server under a flood of
+// requests grew it without end.
+func openLog(dir string) (*logfile.File, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, config.ErrNoHome
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return logfile.Open(filepath.Join(dir, "lore.log"), maxLogBytes)
+}
+
 // setupLog sends slog to $XDG_STATE_HOME/lore/lore.log, and to stderr with --debug.
 func setupLog(cfg config.Config, debug bool, stderr io.Writer) {
 	var w io.Writer = io.Discard
-	if err := os.MkdirAll(cfg.StateDir, 0o755); err == nil {
-		// Bounded: a server under a flood of requests grew it without end.
-		if f, err := logfile.Open(filepath.Join(cfg.StateDir, "lore.log"), maxLogBytes); err == nil {
-			w = f
-		}
+	if f, err := openLog(cfg.StateDir); err == nil {
+		w = f
 	}
 	level := slog.LevelInfo
 	if debug {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 )
 
 type sessionsListOptions struct {
-	json bool
+	json  bool
+	index string // only this index's sessions (--index given); "" all
 }
 
 func newSessionsListCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -23,11 +25,20 @@ func newSessionsListCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List conversations, most recent first",
-		Args:  cobra.NoArgs,
+		Long: `List saved conversations, most recent first. With --index, only those
+asked on that index (and those saved before lore recorded the index), as the
+chat's /sessions lists them.`,
+		Example: `  lore sessions list
+  lore --index work sessions list
+  lore sessions list --json | jq -r '.[0].id'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("index") {
+				opts.index = cfg.Index
 			}
 			return runSessionsList(cmd.Context(), cfg, opts, streams)
 		},
@@ -45,6 +56,9 @@ func runSessionsList(ctx context.Context, cfg config.Config, opts *sessionsListO
 	ss, err := st.List(ctx)
 	if err != nil {
 		return err
+	}
+	if opts.index != "" {
+		ss = slices.DeleteFunc(ss, func(s session.Session) bool { return s.Index != "" && s.Index != opts.index })
 	}
 	if opts.json {
 		if ss == nil {

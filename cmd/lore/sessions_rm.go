@@ -19,7 +19,7 @@ func newSessionsRmCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm ID",
 		Short: "Delete a conversation, saying what it held",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {

@@ -20,7 +20,7 @@ func newSessionsShowCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a conversation's turns and sources",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(cmd, g, streams)
 			if err != nil {
@@ -51,6 +51,9 @@ func runSessionsShow(ctx context.Context, cfg config.Config, opts *sessionsShowO
 	// and the files: shown without their escape sequences.
 	for _, t := range s.Turns {
 		fmt.Fprintf(streams.Out, "## %d. %s\n\n%s\n\n", t.N, termsafe.Line(t.Question), termsafe.Text(t.Answer))
+		if t.Cancelled {
+			fmt.Fprint(streams.Out, "(cancelled: the answer above is partial)\n\n")
+		}
 		for _, src := range t.Sources {
 			mark := " "
 			if src.Cited {

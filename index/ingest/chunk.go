@@ -3,6 +3,7 @@ package ingest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 )
 
@@ -206,7 +207,9 @@ func chunkCode(bs []block, opt ChunkOptions) []Chunk {
 		}
 		titles := make([]string, 0, len(group))
 		for _, b := range group {
-			if b.Title != "" {
+			// Blocks of comments alone take their neighbour's title
+			// (loadCode): "package x; package x" says nothing twice.
+			if b.Title != "" && !slices.Contains(titles, b.Title) {
 				titles = append(titles, b.Title)
 			}
 		}

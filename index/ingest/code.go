@@ -14,9 +14,10 @@ var goDocHeading = regexp.MustCompile(`^//\s*#\s+(\S.*)$`)
 // blank line, a closing brace, or indented text.
 func loadCode(src string) []block {
 	lines := splitLines(src)
+	raw := inRawString(lines)
 	var starts []int
 	for i := range lines {
-		if isDeclStart(lines, i) {
+		if !raw[i] && isDeclStart(lines, i) {
 			s := i
 			for s > 0 && isTopComment(lines[s-1]) && (len(starts) == 0 || s-1 > starts[len(starts)-1]) {
 				s--
@@ -51,6 +52,23 @@ func loadCode(src string) []block {
 		}
 	}
 	return out
+}
+
+// inRawString tells, for each line, whether it begins inside a multi-line
+// backquoted string (a Go raw string, a JS template literal): a line of
+// it in column 0 is text, not a declaration (a test's input file would
+// otherwise give headings such as "--boundary"). A line with an odd
+// number of backquotes opens or closes one; '`', the Go rune, is not one.
+func inRawString(lines []string) []bool {
+	in := make([]bool, len(lines))
+	open := false
+	for i, l := range lines {
+		in[i] = open
+		if strings.Count(strings.ReplaceAll(l, "'`'", ""), "`")%2 == 1 {
+			open = !open
+		}
+	}
+	return in
 }
 
 func neighbourTitle(blocks []block, i int) string {

@@ -10,7 +10,7 @@ import (
 // ChunkerVersion changes whenever chunking output changes for the same
 // input, so that existing documents are re-chunked (their unchanged chunks
 // keep their vectors: only new hashes are embedded).
-const ChunkerVersion = "3"
+const ChunkerVersion = "4"
 
 // Skip reasons that depend only on the file.
 const (

@@ -137,6 +137,19 @@ func acquireLock(dir string) (*lock, error) {
 	return &lock{f: f}, nil
 }
 
+// removeEmptyIndexDir deletes dir when it holds nothing but its lock
+// file, which the caller holds. A build that opened the lock file
+// meanwhile finds it held and gives up; one that made the folder just
+// before it went creates it again (localTarget.BeginWrite).
+func removeEmptyIndexDir(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || entries[0].Name() != lockFile {
+		return
+	}
+	os.Remove(filepath.Join(dir, lockFile))
+	os.Remove(dir)
+}
+
 func (l *lock) release() {
 	l.f.Truncate(0)
 	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)

@@ -49,10 +49,17 @@ func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ 
 	if notice == nil {
 		notice = func(string) {}
 	}
-	if err := os.MkdirAll(t.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create index folder: %w", err)
+	var lk *lock
+	for range 2 {
+		if err := os.MkdirAll(t.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create index folder: %w", err)
+		}
+		// A refused first build removes the folder it made
+		// (removeEmptyIndexDir); it may have gone between the two calls.
+		if lk, err = acquireLock(t.dir); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
-	lk, err := acquireLock(t.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +82,15 @@ func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ 
 	next := readPointer(t.dir, nextFile)
 	w.current = current
 	if req.Before != nil {
-		if err := req.Before(current != "" || next != ""); err != nil {
+		exists := current != "" || next != ""
+		if err := req.Before(exists); err != nil {
+			if !exists {
+				// A first build refused before it began (no folders
+				// named, Ollama down) leaves no index behind: a folder
+				// with a lock in it would be listed as one, "not built",
+				// and offered by completion.
+				removeEmptyIndexDir(t.dir)
+			}
 			return nil, err
 		}
 	}
@@ -470,6 +485,11 @@ func (l Store) Open(_ context.Context, name string) (index.Reader, error) {
 
 func (l Store) Status(ctx context.Context, name string) (index.Status, error) {
 	return StatusOf(ctx, l.Dir(name), name)
+}
+
+// QuickStatus is Status without the integrity check (QuickStatusOf).
+func (l Store) QuickStatus(ctx context.Context, name string) (index.Status, error) {
+	return QuickStatusOf(ctx, l.Dir(name), name)
 }
 
 func (l Store) Remembered(_ context.Context, name string) (index.Remembered, error) {

@@ -139,8 +139,22 @@ func (ix *Index) Close() error {
 // and mtime, as a build would). Damage is not an error here: it is in
 // Status.Damaged.
 func (ix *Index) Status(ctx context.Context) (index.Status, error) {
+	return ix.statusChecked(ctx, true)
+}
+
+// QuickStatus is Status without the quick_check, which reads every page
+// (seconds on a large index, more with a cold page cache): what `lore
+// index status` shows. Damage its own queries meet is still reported.
+func (ix *Index) QuickStatus(ctx context.Context) (index.Status, error) {
+	return ix.statusChecked(ctx, false)
+}
+
+func (ix *Index) statusChecked(ctx context.Context, check bool) (index.Status, error) {
 	s := index.Status{Index: ix.name, Path: filepath.Join(ix.dir, ix.gen), Sources: []string{}, Skipped: []index.SkippedFile{}, Changed: []index.Change{}, ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}}
-	err := ix.Check(ctx)
+	var err error
+	if check {
+		err = ix.Check(ctx)
+	}
 	if err == nil {
 		var full index.Status
 		if full, err = ix.status(ctx, s); err == nil {
@@ -189,6 +203,15 @@ func (ix *Index) Changed(ctx context.Context, dir, rel string) (bool, error) {
 // damaged to open still has one: its name, path, remembered sources and
 // Damaged.
 func StatusOf(ctx context.Context, dir, name string) (index.Status, error) {
+	return openStatus(ctx, dir, name, true)
+}
+
+// QuickStatusOf is StatusOf without the quick_check (Index.QuickStatus).
+func QuickStatusOf(ctx context.Context, dir, name string) (index.Status, error) {
+	return openStatus(ctx, dir, name, false)
+}
+
+func openStatus(ctx context.Context, dir, name string, check bool) (index.Status, error) {
 	ix, err := Open(dir, name)
 	var d *index.DamagedError
 	if errors.As(err, &d) {
@@ -203,7 +226,7 @@ func StatusOf(ctx context.Context, dir, name string) (index.Status, error) {
 		return index.Status{}, err
 	}
 	defer ix.Close()
-	return ix.Status(ctx)
+	return ix.statusChecked(ctx, check)
 }
 
 func (ix *Index) status(ctx context.Context, s index.Status) (index.Status, error) {

@@ -33,3 +33,12 @@ func Count(n int) string {
 	}
 	return s
 }
+
+// Plural is n noun, with an s unless n is 1: "1 file", "3 files", "0
+// chunks". noun takes a plain s (every unit lore counts does).
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
