@@ -22,10 +22,6 @@ func TestConformance(t *testing.T) {
 			dir := s.(Store).Dir(name)
 			dbtest.SmashPages(t, genPath(t, dir, dbFile), []int64{1})
 		},
-		Known: map[string]string{
-			"refused first build leaves no name": "a first build refused by WriteRequest.Before (no sources, embedder down) " +
-				"leaves the index folder with its lock file behind, so Names lists the index that was never built (and List, as not built)",
-		},
 	})
 }
 
