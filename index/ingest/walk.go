@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -220,6 +221,12 @@ func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
 		link := e.Type()&os.ModeSymlink != 0
 		if link {
 			info, err = os.Stat(childAbs)
+			if errors.Is(err, syscall.ELOOP) {
+				// a.md → b.md → a.md: links that lead to each other
+				// never reach a file.
+				w.skip(childRel, childAbs, "symlink loop")
+				continue
+			}
 			if err != nil {
 				w.skip(childRel, childAbs, "broken symlink")
 				continue
