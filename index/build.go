@@ -156,7 +156,6 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		if err := w.RemoveDocuments(ctx, removed); err != nil {
 			return fmt.Errorf("remove deleted files: %w", err)
 		}
-		b.sum.FilesRemoved += len(removed)
 	}
 	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
@@ -431,6 +430,12 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 		for p, d := range docs {
 			if !seen[p] {
 				removed = append(removed, d.ID)
+				if d.Status == StatusIndexed {
+					// Only a file that was searchable leaves the index: a
+					// skip record (a file or folder it never held) going
+					// is no removal to report.
+					b.sum.FilesRemoved++
+				}
 			}
 		}
 	}
