@@ -398,7 +398,7 @@ func TestIndexPaths(t *testing.T) {
 	os.WriteFile(filepath.Join(more, "gears.md"), []byte("# Gears\n\nGears mesh.\n"), 0o644)
 	var sum wire.IndexSummary
 	res, text := f.call("index_paths", map[string]any{"paths": []string{more}, "index": "extra"}, &sum)
-	if res.IsError || sum.TotalFiles != 1 || sum.Index != "extra" {
+	if res.IsError || sum.TotalFiles != 1 || sum.Index != "extra" || !strings.Contains(text, "1 file indexed") {
 		t.Fatalf("build: %+v\n%s", sum, text)
 	}
 	var out wire.Search

@@ -407,12 +407,12 @@ func (h *handlers) indexStatus(ctx context.Context, req *mcp.CallToolRequest, in
 		fmt.Fprintf(&b, ", built %s", out.BuiltAt.Format(time.DateTime))
 	}
 	if len(out.Skipped) > 0 {
-		fmt.Fprintf(&b, "\n%d files skipped", len(out.Skipped))
+		fmt.Fprintf(&b, "\n%s skipped", units.Plural(len(out.Skipped), "file"))
 	}
 	if len(out.Changed) == 0 {
 		b.WriteString("\nup to date with the files on disk")
 	} else {
-		fmt.Fprintf(&b, "\n%d files changed on disk since indexed (searches do not see the changes until `lore index` refreshes it):", len(out.Changed))
+		fmt.Fprintf(&b, "\n%s changed on disk since indexed (searches do not see the changes until `lore index` refreshes it):", units.Plural(len(out.Changed), "file"))
 		for i, c := range out.Changed {
 			if i == 20 {
 				fmt.Fprintf(&b, "\n  … and %d more", len(out.Changed)-i)
@@ -448,8 +448,9 @@ func (h *handlers) indexPaths(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, wire.IndexSummary{}, toolError(err)
 	}
-	t := fmt.Sprintf("index %q: %d files indexed, %d unchanged, %d removed, %d skipped; now %d files, %d chunks (embedder %s, %.1fs)",
-		sum.Index, sum.FilesIndexed, sum.FilesUnchanged, sum.FilesRemoved, len(sum.FilesSkipped), sum.TotalFiles, sum.TotalChunks, sum.Embedder, sum.Seconds)
+	t := fmt.Sprintf("index %q: %s indexed, %d unchanged, %d removed, %d skipped; now %s, %s (embedder %s, %.1fs)",
+		sum.Index, units.Plural(sum.FilesIndexed, "file"), sum.FilesUnchanged, sum.FilesRemoved, len(sum.FilesSkipped),
+		units.Plural(sum.TotalFiles, "file"), units.Plural(sum.TotalChunks, "chunk"), sum.Embedder, sum.Seconds)
 	return text(t), wire.NewIndexSummary(sum), nil
 }
 
