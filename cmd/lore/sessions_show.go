@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/session"
 )
 
 type sessionsShowOptions struct {
@@ -35,6 +40,10 @@ func newSessionsShowCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
 }
 
 func runSessionsShow(ctx context.Context, cfg config.Config, opts *sessionsShowOptions, streams *ioStreams) error {
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "sessions.db")); errors.Is(err, fs.ErrNotExist) {
+		// No session was ever saved: say so, and create nothing.
+		return fmt.Errorf("%w %q: no session is saved yet (the chat and lore ask save them)", session.ErrNotFound, opts.id)
+	}
 	st, err := openSessions(cfg)
 	if err != nil {
 		return err

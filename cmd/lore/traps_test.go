@@ -424,3 +424,13 @@ func TestModelsRmNamesWhatIsLeft(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// sessions show before any session was saved says there is none, rather
+// than SQLite's "unable to open database file", and creates nothing.
+func TestSessionsShowBeforeAnySession(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(false, "sessions", "show", "abc123")
+	if r.code == 0 || !strings.Contains(r.stderr, "no such session") || strings.Contains(r.stderr, "unable to open") {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
