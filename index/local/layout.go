@@ -65,26 +65,47 @@ func newGeneration() string { return "g" + strconv.FormatInt(time.Now().UnixNano
 // opened in a folder that is gone. The last reader out removes it
 // (Index.Close), or the next build does. Call it holding the index lock.
 func removeStaleGenerations(dir string) {
+	for _, aside := range retireStaleGenerations(dir) {
+		os.RemoveAll(aside)
+	}
+}
+
+// retireStaleGenerations renames aside, under each one's exclusive
+// readers lock, the stale generations no reader holds, and returns the
+// new paths, for the caller to delete (the index lock need not be held
+// for that). Renamed first, never deleted in place: a reader that opened
+// the readers file meanwhile cannot create it again in a folder being
+// emptied (and then an empty index.db beside it); its open fails, and it
+// reads the pointer again (holdGeneration). Leftovers of a removal cut
+// short are returned too.
+func retireStaleGenerations(dir string) []string {
 	keep := map[string]bool{readPointer(dir, currentFile): true, readPointer(dir, nextFile): true}
 	entries, _ := os.ReadDir(dir)
+	var asides []string
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "g") || keep[e.Name()] {
+		name := e.Name()
+		if e.IsDir() && strings.HasPrefix(name, ".g") && strings.HasSuffix(name, removingSuffix) {
+			asides = append(asides, filepath.Join(dir, name))
 			continue
 		}
-		genDir := filepath.Join(dir, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(name, "g") || keep[name] {
+			continue
+		}
+		genDir := filepath.Join(dir, name)
+		aside := filepath.Join(dir, "."+name+removingSuffix)
 		f, err := os.OpenFile(filepath.Join(genDir, readersFile), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			os.RemoveAll(genDir) // not a generation lore can use
+			if os.Rename(genDir, aside) == nil { // not a generation lore can use
+				asides = append(asides, aside)
+			}
 			continue
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			// Removed under the exclusive lock: a reader that opened the
-			// readers file meanwhile finds it unlinked once it gets its
-			// shared lock, and reads the pointer again (holdGeneration).
-			os.RemoveAll(genDir)
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.Rename(genDir, aside) == nil {
+			asides = append(asides, aside)
 		}
 		f.Close()
 	}
+	return asides
 }
 
 // holdGeneration takes a reader's shared lock on the generation in genDir,

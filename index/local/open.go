@@ -127,8 +127,11 @@ func (ix *Index) Close() error {
 		// The last reader of a replaced generation removes it, unless a
 		// build holds the index (it removes it when it ends).
 		if lk, err := acquireLock(ix.dir); err == nil {
-			removeStaleGenerations(ix.dir)
-			lk.release()
+			asides := retireStaleGenerations(ix.dir)
+			lk.release() // a build may start while the folders go
+			for _, aside := range asides {
+				os.RemoveAll(aside)
+			}
 		}
 	}
 	return err
