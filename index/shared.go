@@ -98,6 +98,9 @@ func Changes(ctx context.Context, sources []Source, walk ingest.WalkOptions, hel
 				changes = append(changes, Change{Path: src.Join(e.Rel), Change: "modified"})
 			}
 		}
+		if w.Cut != "" {
+			continue // a walk cut short did not look for what it did not reach
+		}
 		for p := range docs {
 			if !seen[p] {
 				changes = append(changes, Change{Path: src.Join(p), Change: "deleted"})
