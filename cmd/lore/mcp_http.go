@@ -232,13 +232,16 @@ func (s *mcpSessions) serve(h http.Handler, w http.ResponseWriter, r *http.Reque
 			"message": fmt.Sprintf("lore mcp holds its limit of %d sessions and every one is in use: try again shortly, or raise mcp-max-sessions", s.max)}})
 		return
 	}
+	// Deferred: a handler that panics must not keep its opening slot.
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.opening--
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" && s.use[id] == nil {
+			s.use[id] = &sessionUse{last: time.Now()}
+		}
+	}()
 	h.ServeHTTP(w, r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.opening--
-	if id := w.Header().Get("Mcp-Session-Id"); id != "" && s.use[id] == nil {
-		s.use[id] = &sessionUse{last: time.Now()}
-	}
 }
 
 func (s *mcpSessions) begin(id string) {
@@ -246,8 +249,7 @@ func (s *mcpSessions) begin(id string) {
 	defer s.mu.Unlock()
 	u := s.use[id]
 	if u == nil {
-		u = &sessionUse{}
-		s.use[id] = u
+		return // not a session this server opened: a made-up id must not grow the map
 	}
 	u.inFlight++
 	u.last = time.Now()
