@@ -33,6 +33,13 @@ type Store interface {
 	Remove(ctx context.Context, name string, confirm func(Info) error) (Info, error)
 	// Build creates or refreshes an index (BuildOptions.Name).
 	Build(ctx context.Context, opt BuildOptions) (Summary, error)
+	// Freshness is what the process watching name last recorded
+	// (State WatchStopped when none watches it).
+	Freshness(ctx context.Context, name string) (Freshness, error)
+	// Watch takes name's watch lease, which one process at a time holds:
+	// ErrLocked (naming the holder) when another watches it, ErrNoIndex
+	// when it is not built.
+	Watch(ctx context.Context, name string) (WatchLease, error)
 }
 
 // Reader is one generation of one index, open for reading by any number
@@ -122,6 +129,9 @@ type Writer interface {
 	Documents(ctx context.Context, sourceID int64) (map[string]DocState, error)
 	// MissingVectors tells which of the chunk hashes have no vector yet.
 	MissingVectors(ctx context.Context, hashes []string) (map[string]bool, error)
+	// PendingVectors lists the documents of a source (by path) that hold
+	// a chunk with no vector: written by a DeferVectors build.
+	PendingVectors(ctx context.Context, sourceID int64) (map[string]bool, error)
 	// PutVectors stores vectors by chunk hash, durably before it returns:
 	// an interrupted build never embeds them again.
 	PutVectors(ctx context.Context, hashes []string, vecs [][]float32) error

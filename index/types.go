@@ -236,7 +236,19 @@ type BuildOptions struct {
 	Walk ingest.WalkOptions
 	// Remember is recorded with the sources (Remembered.Settings).
 	Remember map[string]string
-	Workers  int
+	// Only scopes a refresh to these absolute paths (files or folders,
+	// present or gone) inside the index's sources: a sync batch. Only
+	// they are walked, read and, when gone, removed; nil is every source.
+	Only []string
+	// DeferVectors writes chunks without asking the embedder (it is
+	// down): they are searchable by keyword at once, and their vectors
+	// are pending (Summary.VectorsPending) until a FillVectors build.
+	DeferVectors bool
+	// FillVectors also reads the files whose chunks have no vector
+	// (Writer.PendingVectors) and embeds what they lack, though they did
+	// not change: the vectors a DeferVectors build left pending.
+	FillVectors bool
+	Workers     int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
 	// Notice, if set, receives one-line warnings meant for the user.
@@ -276,6 +288,9 @@ type Summary struct {
 	FilesSkipped   []SkippedFile
 	Chunks         int
 	ChunksEmbedded int
+	// VectorsPending counts the chunks this build wrote without vectors
+	// (DeferVectors).
+	VectorsPending int
 	Seconds        float64
 	TotalFiles     int
 	TotalChunks    int

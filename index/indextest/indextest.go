@@ -47,6 +47,9 @@ type Store struct {
 	mu      sync.Mutex
 	indexes map[string]*ix
 	writing map[string]bool // indexes a Writer (or a Remove) holds
+	// watched are the indexes whose watch lease is held, with what their
+	// watcher last recorded.
+	watched map[string]*index.Freshness
 	gens    int             // generations made, for their names
 }
 
@@ -59,7 +62,7 @@ var (
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{indexes: map[string]*ix{}, writing: map[string]bool{}}
+	return &Store{indexes: map[string]*ix{}, writing: map[string]bool{}, watched: map[string]*index.Freshness{}}
 }
 
 // ix is one index: the generation readers use and a rebuild's.
@@ -413,6 +416,24 @@ func (w *Writer) MissingVectors(_ context.Context, hashes []string) (map[string]
 	for _, h := range hashes {
 		if _, ok := w.g.vectors[h]; !ok {
 			out[h] = true
+		}
+	}
+	return out, nil
+}
+
+func (w *Writer) PendingVectors(_ context.Context, sourceID int64) (map[string]bool, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	out := map[string]bool{}
+	for _, d := range w.g.docs {
+		if d.src.ID != sourceID {
+			continue
+		}
+		for _, c := range d.chunks {
+			if _, ok := w.g.vectors[c.hash]; !ok {
+				out[d.path] = true
+				break
+			}
 		}
 	}
 	return out, nil
@@ -1000,4 +1021,54 @@ func cmpString(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// Freshness is what name's watcher last recorded.
+func (s *Store) Freshness(_ context.Context, name string) (index.Freshness, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.watched[name]; f != nil {
+		return *f, nil
+	}
+	return index.Freshness{State: index.WatchStopped}, nil
+}
+
+// Watch takes name's watch lease.
+func (s *Store) Watch(_ context.Context, name string) (index.WatchLease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x := s.indexes[name]; x == nil || x.current == nil {
+		return nil, noIndex(name)
+	}
+	if s.watched[name] != nil {
+		return nil, fmt.Errorf("%w: another watcher is watching index %q", index.ErrLocked, name)
+	}
+	s.watched[name] = &index.Freshness{State: index.WatchWatching}
+	return &lease{s: s, name: name}, nil
+}
+
+type lease struct {
+	s      *Store
+	name   string
+	closed bool
+}
+
+func (l *lease) Record(_ context.Context, f index.Freshness) error {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if l.closed {
+		return errors.New("watch lease closed")
+	}
+	l.s.watched[l.name] = &f
+	return nil
+}
+
+func (l *lease) Close() error {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		delete(l.s.watched, l.name)
+	}
+	return nil
 }

@@ -213,6 +213,9 @@ func (w *localWriter) Documents(ctx context.Context, sourceID int64) (map[string
 func (w *localWriter) MissingVectors(ctx context.Context, hashes []string) (map[string]bool, error) {
 	return w.st.missingHashes(ctx, hashes)
 }
+func (w *localWriter) PendingVectors(ctx context.Context, sourceID int64) (map[string]bool, error) {
+	return w.st.pendingVectors(ctx, sourceID)
+}
 func (w *localWriter) Remember(_ context.Context, r index.Remembered) error {
 	return writeRemembered(w.dir, r)
 }

@@ -218,6 +218,26 @@ func (s *database) missingHashes(ctx context.Context, hashes []string) (map[stri
 	return missing, nil
 }
 
+// pendingVectors lists the documents of a source holding a chunk that has
+// no vector (written while the embedder was down).
+func (s *database) pendingVectors(ctx context.Context, sourceID int64) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT d.path FROM chunks c JOIN documents d ON d.id = c.doc_id
+		WHERE d.source_id = ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash)`, sourceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out[p] = true
+	}
+	return out, rows.Err()
+}
+
 // putVectors stores embeddings by chunk hash, in a transaction of their own,
 // so an interrupted run never pays for them twice. It returns the ids of
 // the rows it inserted (0 where the hash was stored already).
