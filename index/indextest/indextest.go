@@ -50,7 +50,7 @@ type Store struct {
 	// watched are the indexes whose watch lease is held, with what their
 	// watcher last recorded.
 	watched map[string]*index.Freshness
-	gens    int             // generations made, for their names
+	gens    int // generations made, for their names
 }
 
 var (
