@@ -69,3 +69,14 @@ func (e *Engine) Freshness(ctx context.Context, name string) (index.Freshness, e
 	}
 	return e.store.Freshness(ctx, name)
 }
+
+// KeepFresh keeps the local indexes this engine opens in step with their
+// sources until ctx ends (config watch; the chat, lore serve and lore mcp
+// call it): for each index no other process watches, the engine takes the
+// watch lease and applies changes as they are saved; for the others it
+// tells subscribers when their watcher applied a batch.
+func (e *Engine) KeepFresh(ctx context.Context) {
+	// The watchers start as indexes open (see watch.go).
+	e.keepFresh.Store(true)
+	go func() { <-ctx.Done(); e.keepFresh.Store(false) }()
+}
