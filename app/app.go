@@ -77,8 +77,8 @@ type Engine struct {
 	outages      int       // outages seen, so that each is told once
 	rrFailed     bool      // the reranker failed at run time: searches keep the fused order
 	told         map[string]bool
-	subs      subscribers // Subscribe's functions
-	keepFresh atomic.Bool // KeepFresh was called and its context lives
+	subs         subscribers // Subscribe's functions
+	keepFresh    atomic.Bool // KeepFresh was called and its context lives
 	// chatCtx is the trained context length of each model found ready
 	// (0: the server did not say): a prompt must fit it.
 	chatCtx map[string]int
