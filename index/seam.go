@@ -153,7 +153,12 @@ type Writer interface {
 
 // PublishOptions are what Publish needs to know of the build.
 type PublishOptions struct {
-	Vectors  bool // an embedder was used
+	Vectors bool // an embedder was used
+	// Batch is a live-sync batch (BuildOptions.Only): a few files changed
+	// in a large index, published again within a second. What costs in
+	// proportion to the whole index (rewriting the graph file, scanning
+	// every vector) waits for a later, larger Publish.
+	Batch bool
 	Progress func(phase string, done, total int)
 }
 
