@@ -158,7 +158,7 @@ type PublishOptions struct {
 	// in a large index, published again within a second. What costs in
 	// proportion to the whole index (rewriting the graph file, scanning
 	// every vector) waits for a later, larger Publish.
-	Batch bool
+	Batch    bool
 	Progress func(phase string, done, total int)
 }
 
