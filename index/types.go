@@ -248,6 +248,11 @@ type BuildOptions struct {
 	// (Writer.PendingVectors) and embeds what they lack, though they did
 	// not change: the vectors a DeferVectors build left pending.
 	FillVectors bool
+	// KeepEmptied keeps the documents of a source folder that is there
+	// but empty, as if it were missing: an unmounted disk leaves its
+	// mount point empty, and a watcher must not empty the index for it.
+	// A `lore index` run on purpose drops them.
+	KeepEmptied bool
 	Workers     int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
@@ -291,7 +296,13 @@ type Summary struct {
 	// VectorsPending counts the chunks this build wrote without vectors
 	// (DeferVectors).
 	VectorsPending int
-	Seconds        float64
+	// Missing are the source folders not on this machine (or, with
+	// KeepEmptied, empty): their documents were kept.
+	Missing []string
+	// Updated and Deleted are the documents this build wrote and
+	// removed; listed only for a scoped build (BuildOptions.Only).
+	Updated, Deleted []File
+	Seconds          float64
 	TotalFiles     int
 	TotalChunks    int
 	Warnings       []string

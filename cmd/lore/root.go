@@ -102,6 +102,11 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// writeNDJSON writes v as one line of JSON (a stream of events).
+func writeNDJSON(w io.Writer, v any) error {
+	return json.NewEncoder(termsafe.JSON(w)).Encode(v)
+}
+
 // usageError marks errors in how lore was called (exit code 2).
 type usageError struct{ err error }
 
