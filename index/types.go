@@ -303,9 +303,9 @@ type Summary struct {
 	// removed; listed only for a scoped build (BuildOptions.Only).
 	Updated, Deleted []File
 	Seconds          float64
-	TotalFiles     int
-	TotalChunks    int
-	Warnings       []string
+	TotalFiles       int
+	TotalChunks      int
+	Warnings         []string
 }
 
 // Document statuses a FileUpdate carries.

@@ -14,18 +14,18 @@ type WatchEvent struct {
 	Index string    `json:"index"`
 	Time  time.Time `json:"time"`
 	// A batch applied (started, synced).
-	Files          int          `json:"files,omitempty"`
-	Removed        int          `json:"removed,omitempty"`
-	ChunksAdded    int          `json:"chunks_added,omitempty"`
-	ChunksRemoved  int          `json:"chunks_removed,omitempty"`
-	Embedded       int          `json:"embedded,omitempty"`
-	VectorsPending int          `json:"vectors_pending,omitempty"`
-	Millis         int64        `json:"ms,omitempty"`
-	Paths          []string     `json:"paths,omitempty"`   // the documents written, source-joined
-	Deleted        []string     `json:"deleted,omitempty"` // the documents removed
-	Error          string       `json:"error,omitempty"`
-	Message        string       `json:"message,omitempty"`
-	Polling        string       `json:"polling,omitempty"`
+	Files          int      `json:"files,omitempty"`
+	Removed        int      `json:"removed,omitempty"`
+	ChunksAdded    int      `json:"chunks_added,omitempty"`
+	ChunksRemoved  int      `json:"chunks_removed,omitempty"`
+	Embedded       int      `json:"embedded,omitempty"`
+	VectorsPending int      `json:"vectors_pending,omitempty"`
+	Millis         int64    `json:"ms,omitempty"`
+	Paths          []string `json:"paths,omitempty"`   // the documents written, source-joined
+	Deleted        []string `json:"deleted,omitempty"` // the documents removed
+	Error          string   `json:"error,omitempty"`
+	Message        string   `json:"message,omitempty"`
+	Polling        string   `json:"polling,omitempty"`
 }
 
 // FilePaths are files as full paths.
