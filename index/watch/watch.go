@@ -357,7 +357,11 @@ func (w *Watcher) event(ctx context.Context, ev fsnotify.Event, pend *pending) b
 		w.mu.Lock()
 		for d := range w.dirs {
 			if d == p || strings.HasPrefix(d, p+string(filepath.Separator)) {
-				delete(w.dirs, d) // the kernel dropped its watch
+				// Dropped now, before the folder's new name is watched: a
+				// moved folder keeps its kernel watch, which the new name
+				// would share and fsnotify would then drop with the old.
+				w.fs.Remove(d)
+				delete(w.dirs, d)
 			}
 		}
 		w.watched.Store(int64(len(w.dirs)))
