@@ -29,6 +29,10 @@ type WatchRequest struct {
 	// systems without events, and for tests.
 	ForcePoll  string
 	MaxWatches int
+	// FillEvery is how often vectors left pending while the embedder was
+	// down are tried again (default 10s); RetryEvery how soon a failed
+	// batch is (default 2s: another process writing the index, say).
+	FillEvery, RetryEvery time.Duration
 }
 
 // Kinds of WatchEvent.
@@ -59,15 +63,6 @@ func embedderDown(err error) bool {
 		errors.Is(err, ollama.ErrNotOllama) || errors.Is(err, ollama.ErrModelMissing)
 }
 
-// Timings of the sync loop.
-var (
-	// fillEvery is how often vectors left pending are tried again.
-	fillEvery = 10 * time.Second
-	// retryEvery is how soon a failed batch (another process writing the
-	// index, a damaged file) is tried again.
-	retryEvery = 2 * time.Second
-)
-
 // Watch keeps the index req.Index in step with its sources until ctx
 // ends: it takes the index's watch lease (index.ErrLocked when another
 // process watches it), starts watching, refreshes the index once, then
@@ -77,6 +72,12 @@ func (e *Engine) Watch(ctx context.Context, req WatchRequest) error {
 	name, err := resolveIndex(e.cfg, req.Index)
 	if err != nil {
 		return err
+	}
+	if req.FillEvery <= 0 {
+		req.FillEvery = 10 * time.Second
+	}
+	if req.RetryEvery <= 0 {
+		req.RetryEvery = 2 * time.Second
 	}
 	lease, err := e.store.Watch(ctx, name)
 	if err != nil {
@@ -152,7 +153,7 @@ func (s *syncLoop) run(ctx context.Context) error {
 	var retryC, fillC <-chan time.Time
 	for {
 		if s.fresh.VectorsPending > 0 && fillC == nil {
-			fillC = time.After(fillEvery)
+			fillC = time.After(s.req.FillEvery)
 		}
 		select {
 		case <-ctx.Done():
@@ -170,7 +171,7 @@ func (s *syncLoop) run(ctx context.Context) error {
 			}
 			if !s.batch(ctx, only, b.All || retryAll) {
 				retry, retryAll = only, only == nil
-				retryC = time.After(retryEvery)
+				retryC = time.After(s.req.RetryEvery)
 			} else {
 				retry, retryAll, retryC = nil, false, nil
 			}
@@ -178,7 +179,7 @@ func (s *syncLoop) run(ctx context.Context) error {
 			if s.batch(ctx, retry, retryAll) {
 				retry, retryAll, retryC = nil, false, nil
 			} else {
-				retryC = time.After(retryEvery)
+				retryC = time.After(s.req.RetryEvery)
 			}
 		case <-fillC:
 			fillC = nil
@@ -254,14 +255,15 @@ func (s *syncLoop) fill(ctx context.Context) {
 		return
 	}
 	if err == nil {
-		if sum.ChunksEmbedded > 0 {
-			s.emit(WatchEvent{Kind: WatchSynced, Summary: sum})
-		}
 		s.fresh.VectorsPending = 0
-	} else if !embedderDown(err) {
-		s.emit(WatchEvent{Kind: WatchFailed, Err: err})
 	}
 	s.synced(ctx)
+	switch {
+	case err == nil && sum.ChunksEmbedded > 0:
+		s.emit(WatchEvent{Kind: WatchSynced, Summary: sum})
+	case err != nil && !embedderDown(err):
+		s.emit(WatchEvent{Kind: WatchFailed, Err: err})
+	}
 }
 
 // synced records the index as in step with what the watcher has seen.

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/local"
+	"github.com/lore-cli/lore/internal/ollamatest"
+)
+
+// waitEvent takes watcher events until ok says one is the one awaited.
+func waitEvent(t *testing.T, events <-chan WatchEvent, what string, ok func(WatchEvent) bool) WatchEvent {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			if ev.Kind == WatchFailed {
+				t.Logf("watch error: %v", ev.Err)
+			}
+			if ok(ev) {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no watcher event: %s", what)
+		}
+	}
+}
+
+func updated(ev WatchEvent, rel string) bool {
+	for _, f := range ev.Summary.Updated {
+		if f.Path == rel {
+			return true
+		}
+	}
+	return false
+}
+
+// A watched index answers for a saved file; with Ollama down a change is
+// searchable by keyword at once and its vectors follow when it is back;
+// the freshness every process reads says so.
+func TestWatchKeepsTheIndexInStep(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	var down atomic.Bool
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		return downConn{c, &down}, err
+	}
+	e, err := Open(Options{Config: cfg, Dial: dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan WatchEvent, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.Watch(ctx, WatchRequest{FillEvery: 200 * time.Millisecond, OnEvent: func(ev WatchEvent) { events <- ev }})
+	}()
+	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+
+	store := local.Store{Parent: filepath.Dir(cfg.IndexDir())}
+	if _, err := store.Watch(ctx, cfg.Index); !errors.Is(err, index.ErrLocked) {
+		t.Errorf("a second watcher of the index: %v, want ErrLocked", err)
+	}
+
+	writeDocs(t, docs, map[string]string{"b.md": "# Beta\n\nThe zebra crossing.\n"})
+	waitEvent(t, events, "b.md synced", func(ev WatchEvent) bool { return ev.Kind == WatchSynced && updated(ev, "b.md") })
+	res, err := e.Search(ctx, SearchRequest{Query: "zebra crossing", K: 3})
+	if err != nil || len(res.Passages) == 0 || res.Passages[0].Path != "b.md" || res.Mode != "hybrid" {
+		t.Fatalf("search for the saved file: %+v %v", res, err)
+	}
+	f, err := store.Freshness(ctx, cfg.Index)
+	if err != nil || f.State != index.WatchWatching || f.SyncedAt.IsZero() || f.Watcher == "" {
+		t.Errorf("Freshness read from the store: %+v %v", f, err)
+	}
+
+	down.Store(true)
+	writeDocs(t, docs, map[string]string{"c.md": "# Gamma\n\nAn okapi grazes.\n"})
+	ev := waitEvent(t, events, "c.md synced with Ollama down", func(ev WatchEvent) bool { return ev.Kind == WatchSynced && updated(ev, "c.md") })
+	if ev.Freshness.VectorsPending != 1 || ev.Freshness.State != index.WatchVectorsPending {
+		t.Errorf("with Ollama down: %+v, want one vector pending", ev.Freshness)
+	}
+	res, err = e.Search(ctx, SearchRequest{Query: "okapi", K: 3})
+	if err != nil || len(res.Passages) == 0 || res.Passages[0].Path != "c.md" {
+		t.Fatalf("keyword search for the file saved while Ollama was down: %+v %v", res, err)
+	}
+	if f, _ := store.Freshness(ctx, cfg.Index); f.VectorsPending != 1 {
+		t.Errorf("Freshness while Ollama is down: %+v", f)
+	}
+
+	down.Store(false)
+	ev = waitEvent(t, events, "vectors filled", func(ev WatchEvent) bool { return ev.Kind == WatchSynced && ev.Summary.ChunksEmbedded == 1 })
+	if ev.Freshness.VectorsPending != 0 {
+		t.Errorf("after the fill: %+v", ev.Freshness)
+	}
+	st, err := e.IndexStatus(ctx, "")
+	if err != nil || st.Vectors != st.Chunks || st.Chunks != 3 {
+		t.Errorf("status after the fill: %d vectors, %d chunks (%v)", st.Vectors, st.Chunks, err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Watch ended with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not end with its context")
+	}
+	if f, _ := store.Freshness(context.Background(), cfg.Index); f.State != index.WatchStopped {
+		t.Errorf("Freshness after the watcher ended: %+v", f)
+	}
+}
+
+// Two engines keep one index fresh: one watches, the other follows it
+// and tells its subscribers when a batch was applied.
+func TestKeepFreshWatchesOnceAndFollows(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, ollamaEmbedder(t, srv))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func() *Engine {
+		e, err := Open(Options{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	first, second := open(), open()
+	firstEv, secondEv := make(chan SyncEvent, 16), make(chan SyncEvent, 16)
+	first.Subscribe(func(ev SyncEvent) { firstEv <- ev })
+	second.Subscribe(func(ev SyncEvent) { secondEv <- ev })
+	first.KeepFresh(ctx)
+	<-firstEv // the first refresh
+	second.KeepFresh(ctx)
+	writeDocs(t, docs, map[string]string{"b.md": "# Beta\n\nThe zebra crossing.\n"})
+	for ev := range firstEv {
+		if len(ev.Changed) == 1 && ev.Changed[0].Path == "b.md" {
+			break
+		}
+	}
+	select {
+	case ev := <-secondEv:
+		if ev.Changed != nil || ev.Freshness.SyncedAt.IsZero() {
+			t.Errorf("the follower was told %+v, want an unknown change at a sync time", ev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the engine that follows was not told of the batch")
+	}
+	res, err := second.Search(ctx, SearchRequest{Query: "zebra crossing", K: 3})
+	if err != nil || len(res.Passages) == 0 || res.Passages[0].Path != "b.md" {
+		t.Errorf("the follower's search: %+v %v", res, err)
+	}
+}
+
+// downConn is a connection to a server that goes down with down: kept
+// connections fail too, as they do when Ollama stops.
+type downConn struct {
+	net.Conn
+	down *atomic.Bool
+}
+
+func (c downConn) Read(b []byte) (int, error) {
+	if c.down.Load() {
+		return 0, syscall.ECONNRESET
+	}
+	return c.Conn.Read(b)
+}
+
+func (c downConn) Write(b []byte) (int, error) {
+	if c.down.Load() {
+		return 0, syscall.ECONNRESET
+	}
+	return c.Conn.Write(b)
+}
