@@ -98,6 +98,7 @@ type syncLoop struct {
 	fresh   index.Freshness
 	total   int             // chunks in the index after the last batch
 	missing map[string]bool // sources said missing
+	gone    bool            // the index was removed (lore index rm)
 }
 
 func (s *syncLoop) emit(ev WatchEvent) {
@@ -170,6 +171,9 @@ func (s *syncLoop) run(ctx context.Context) error {
 				only = mergePaths(only, retry)
 			}
 			if !s.batch(ctx, only, b.All || retryAll) {
+				if s.gone {
+					return fmt.Errorf("%w %q: it was removed while watched", index.ErrNoIndex, s.name)
+				}
 				retry, retryAll = only, only == nil
 				retryC = time.After(s.req.RetryEvery)
 			} else {
@@ -207,6 +211,7 @@ func (s *syncLoop) batch(ctx context.Context, only []string, all bool) bool {
 		return true
 	}
 	if err != nil {
+		s.gone = errors.Is(err, index.ErrNoIndex) || errors.Is(err, index.ErrNoSources)
 		s.fresh.Error, s.fresh.State = err.Error(), index.WatchWatching
 		s.fresh.Pending = len(only) + s.w.Pending()
 		s.record(ctx)

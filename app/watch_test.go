@@ -195,3 +195,36 @@ func (c downConn) Write(b []byte) (int, error) {
 	}
 	return c.Conn.Write(b)
 }
+
+// An index removed while watched ends its watcher, leaving nothing.
+func TestWatchEndsWhenTheIndexIsRemoved(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{"a.md": "# Alpha\n\nThe alpha widget spins.\n"})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	events := make(chan WatchEvent, 64)
+	done := make(chan error, 1)
+	go func() { done <- e.Watch(context.Background(), WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }}) }()
+	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+	if _, err := e.RemoveIndex(context.Background(), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	writeDocs(t, docs, map[string]string{"b.md": "# Beta\n\nbeta\n"})
+	select {
+	case err := <-done:
+		if !errors.Is(err, index.ErrNoIndex) {
+			t.Errorf("Watch of a removed index ended with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watcher of a removed index did not end")
+	}
+	if _, err := os.Stat(cfg.IndexDir()); !os.IsNotExist(err) {
+		t.Errorf("the removed index's folder is back: %v", err)
+	}
+}
