@@ -210,7 +210,9 @@ func TestWatchEndsWhenTheIndexIsRemoved(t *testing.T) {
 	defer e.Close()
 	events := make(chan WatchEvent, 64)
 	done := make(chan error, 1)
-	go func() { done <- e.Watch(context.Background(), WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }}) }()
+	go func() {
+		done <- e.Watch(context.Background(), WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
+	}()
 	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
 	if _, err := e.RemoveIndex(context.Background(), "", nil); err != nil {
 		t.Fatal(err)
