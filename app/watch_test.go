@@ -3,15 +3,19 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
@@ -228,5 +232,102 @@ func TestWatchEndsWhenTheIndexIsRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(cfg.IndexDir()); !os.IsNotExist(err) {
 		t.Errorf("the removed index's folder is back: %v", err)
+	}
+}
+
+// chunksOf lists every chunk of a local index: path, lines and text.
+func chunksOf(t *testing.T, dir, name string) []string {
+	t.Helper()
+	ix, err := local.Open(dir, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	hits, err := ix.SampleChunks(context.Background(), 1<<30, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hits {
+		out = append(out, fmt.Sprintf("%s:%d-%d %q", h.Path, h.Start, h.End, h.Text))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Whatever happens to the files, in any order and as fast as a script
+// can do it, once the burst settles the watched index holds exactly
+// what a fresh build of the same files holds.
+func TestWatchedIndexMatchesAFreshBuild(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	cfg.MaxFileSize = 64 << 10
+	docs := t.TempDir()
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%d.md", i%10, i)] = fmt.Sprintf("# File %d\n\nword%d in folder %d\n", i, i, i%10)
+	}
+	writeDocs(t, docs, files)
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
+		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan WatchEvent, 1024)
+	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
+	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+
+	p := func(rel string) string { return filepath.Join(docs, rel) }
+	// A branch switch: many files rewritten, some deleted, some new.
+	for i := 0; i < 300; i += 3 {
+		writeDocs(t, docs, map[string]string{fmt.Sprintf("d%d/f%d.md", i%10, i): fmt.Sprintf("# File %d\n\nchanged%d\n", i, i)})
+	}
+	for i := 1; i < 300; i += 7 {
+		os.Remove(p(fmt.Sprintf("d%d/f%d.md", i%10, i)))
+	}
+	writeDocs(t, docs, map[string]string{"new/deep/er/x.md": "# X\n\nxylophone\n"})
+	os.Rename(p("d3"), p("d3-moved"))
+	os.RemoveAll(p("d4"))
+	// An atomic save, a file past the size limit, an ignore file.
+	writeDocs(t, docs, map[string]string{".f0.swp": "# File 0\n\natomic\n", "big.txt": strings.Repeat("huge ", 20_000), ".loreignore": "d5/\n"})
+	os.Rename(p(".f0.swp"), p("d0/f0.md"))
+	writeDocs(t, docs, map[string]string{"d6/late.md": "# Late\n\nlate\n"})
+
+	// Settled: no batch for two seconds.
+	for settled := false; !settled; {
+		select {
+		case ev := <-events:
+			if ev.Kind == WatchFailed {
+				t.Logf("batch failed (tried again): %v", ev.Err)
+			}
+		case <-time.After(2 * time.Second):
+			settled = true
+		}
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if _, err := local.Build(context.Background(), fresh, index.BuildOptions{Name: "fresh", Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
+		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := chunksOf(t, cfg.IndexDir(), cfg.Index), chunksOf(t, fresh, "fresh")
+	if !slices.Equal(got, want) {
+		var orphans, lost []string
+		for _, c := range got {
+			if !slices.Contains(want, c) {
+				orphans = append(orphans, c)
+			}
+		}
+		for _, c := range want {
+			if !slices.Contains(got, c) {
+				lost = append(lost, c)
+			}
+		}
+		t.Errorf("the watched index (%d chunks) differs from a fresh build (%d):\norphans %v\nlost %v", len(got), len(want), orphans, lost)
 	}
 }
