@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -293,4 +295,122 @@ func unitVector(v []float32) []float32 {
 		v[i] = float32(float64(v[i]) / math.Sqrt(n))
 	}
 	return v
+}
+
+// BenchmarkKeywordLiveSync100k is keyword search under live sync: a
+// 100k-chunk lexical index takes LORE_BENCH_SYNC_BATCHES (default 1,000)
+// saves of one file each, every one a scoped refresh (BuildOptions.Only)
+// as the watcher makes them; then BM25 top-50 with the proximity re-rank,
+// the keyword stage of Search/100k over its queries, runs against it and
+// against a fresh build of the same final files, side by side. It reports
+// the write cost of a batch (the whole Build call) and both latencies.
+func BenchmarkKeywordLiveSync100k(b *testing.B) {
+	batches := 1000
+	if s := os.Getenv("LORE_BENCH_SYNC_BATCHES"); s != "" {
+		if _, err := fmt.Sscan(s, &batches); err != nil {
+			b.Fatalf("LORE_BENCH_SYNC_BATCHES=%q: %v", s, err)
+		}
+	}
+	for range b.N {
+		benchKeywordLiveSync(b, 10000, batches)
+	}
+}
+
+func benchKeywordLiveSync(b *testing.B, files, batches int) {
+	ctx := context.Background()
+	src, live, fresh := b.TempDir(), b.TempDir(), b.TempDir()
+	genCorpus(b, src, files, 10)
+	opt := index.BuildOptions{Name: "bench", Paths: []string{src}, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+	if _, err := Build(ctx, live, opt); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	var write []time.Duration
+	for i := range batches {
+		p := filepath.Join(src, fmt.Sprintf("d%03d", rng.Intn(files)/100))
+		names, _ := os.ReadDir(p)
+		p = filepath.Join(p, names[rng.Intn(len(names))].Name())
+		if err := editWords(p, rng, i); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		sum, err := Build(ctx, live, index.BuildOptions{Name: "bench", Only: []string{p}, Chunk: opt.Chunk, MaxFileSize: opt.MaxFileSize})
+		if err != nil {
+			b.Fatal(err)
+		}
+		write = append(write, time.Since(start))
+		if sum.FilesIndexed != 1 {
+			b.Fatalf("batch %d: %+v", i, sum)
+		}
+	}
+	if _, err := Build(ctx, fresh, opt); err != nil {
+		b.Fatal(err)
+	}
+	ixs := make([]*Index, 2)
+	for i, dir := range []string{live, fresh} {
+		ix, err := Open(dir, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ix.Close()
+		ixs[i] = ix
+	}
+	var segs, dead int
+	ixs[0].st.db.QueryRow(`SELECT (SELECT count(*) FROM lex_segments), (SELECT count(*) FROM lex_deleted)`).Scan(&segs, &dead)
+	// Interleaved, three rounds, so the machine's noise falls on both alike.
+	qs := benchdata.NewSpace(8, 1).Queries(200)
+	took := make([][]time.Duration, 2)
+	for range 3 {
+		for _, q := range qs {
+			for i, ix := range ixs {
+				start := time.Now()
+				if _, err := ix.lexicalIDs(ctx, q.Text, 50, true); err != nil {
+					b.Fatal(err)
+				}
+				took[i] = append(took[i], time.Since(start))
+			}
+		}
+	}
+	p := benchdata.Millis
+	livep50, freshp50 := p(took[0], 50), p(took[1], 50)
+	fmt.Printf("    %d batches of 1 file: write p50 %.1f ms, p95 %.1f ms, max %.1f ms; %d segments, %d dead chunk ids\n",
+		batches, p(write, 50), p(write, 95), p(write, 100), segs, dead)
+	fmt.Printf("    BM25 p50 %.3f ms live, %.3f ms fresh (%.3f); p95 %.3f ms live, %.3f ms fresh\n",
+		livep50, freshp50, livep50/freshp50, p(took[0], 95), p(took[1], 95))
+	b.ReportMetric(float64(batches), "batches")
+	b.ReportMetric(p(write, 50), "write-p50-ms")
+	b.ReportMetric(p(write, 95), "write-p95-ms")
+	b.ReportMetric(p(write, 100), "write-max-ms")
+	b.ReportMetric(float64(segs), "segments")
+	b.ReportMetric(livep50, "live-p50-ms")
+	b.ReportMetric(freshp50, "fresh-p50-ms")
+	b.ReportMetric(livep50/freshp50, "live/fresh-p50")
+	b.ReportMetric(p(took[0], 95), "live-p95-ms")
+	b.ReportMetric(p(took[1], 95), "fresh-p95-ms")
+}
+
+// editWords is a save that changes words, not lengths: every fifth word of
+// the file's sections becomes another, so its chunks are replaced.
+func editWords(path string, rng *rand.Rand, n int) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") || l == "" {
+			continue
+		}
+		ws := strings.Fields(l)
+		for j := rng.Intn(5); j < len(ws)-1; j += 5 {
+			ws[j] = fmt.Sprintf("w%d", 20+rng.Intn(2000))
+		}
+		lines[i] = strings.Join(ws, " ")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		return err
+	}
+	// A distinct mtime per save, out of the racy window.
+	t := time.Now().Add(-time.Hour + time.Duration(n)*time.Second)
+	return os.Chtimes(path, t, t)
 }
