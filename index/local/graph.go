@@ -197,3 +197,29 @@ func syncGraph(ctx context.Context, s *database, vg *vectorGraph, progress func(
 	}
 	return added, len(gone), nil
 }
+
+// tooSparse tells whether deleted nodes outweigh what a search can route
+// around: past a third of the live nodes, walks end in dead regions and
+// recall falls (1 hit in 10 once most nodes are deleted). The graph is
+// then built again from the stored vectors, which costs CPU, no
+// embedding.
+func (vg *vectorGraph) tooSparse() bool { return vg.tombstones() > max(64, vg.Len()/3) }
+
+// compactGraph returns vg, or, when it is too sparse, a graph built anew
+// from the stored vectors (vg is then closed, unless a search may still
+// read it: keep says so).
+func compactGraph(ctx context.Context, s *database, vg *vectorGraph, keep bool) (*vectorGraph, error) {
+	if !vg.tooSparse() {
+		return vg, nil
+	}
+	fresh := newVectorGraph(vg.dim)
+	if _, _, err := syncGraph(ctx, s, fresh, nil); err != nil {
+		fresh.close()
+		return vg, err
+	}
+	fresh.synced = vg.synced
+	if !keep {
+		vg.close()
+	}
+	return fresh, nil
+}

@@ -68,8 +68,11 @@ func (ix *Index) CheckGraph(ctx context.Context) (index.GraphStatus, error) {
 		return gs, damaged(ix.name, err)
 	}
 	gs.Extra = gs.Nodes - seen
-	if gs.Missing > 0 || gs.Extra > 0 {
+	switch {
+	case gs.Missing > 0 || gs.Extra > 0:
 		gs.Problem = fmt.Sprintf("the graph file is out of step with index.db (%d vectors missing from it, %d it should not hold)", gs.Missing, gs.Extra)
+	case vg.tooSparse():
+		gs.Problem = fmt.Sprintf("the graph file holds %d deleted nodes for %d live ones: vector search misses neighbours (searches rebuild it in memory; `lore index` saves it compacted)", vg.tombstones(), vg.Len())
 	}
 	return gs, nil
 }

@@ -361,7 +361,7 @@ func (w *localWriter) loadGraph() *vectorGraph {
 	if errors.Is(err, errGraphFormat) {
 		w.notice(graphDamagedNotice)
 	}
-	if err == nil && vg.tombstones() > max(64, vg.Len()/3) {
+	if err == nil && vg.tooSparse() {
 		vg.close()
 		err = errors.New("mostly tombstones")
 	}
@@ -438,6 +438,9 @@ func (w *localWriter) updateGraph(ctx context.Context, progress func(phase strin
 	progress("graph", 0, 0)
 	added, removed, err := syncGraph(ctx, w.st, vg, func(done, total int) { progress("graph", done, total) })
 	if err != nil {
+		return fmt.Errorf("update vector graph: %w", err)
+	}
+	if vg, err = compactGraph(ctx, w.st, vg, false); err != nil {
 		return fmt.Errorf("update vector graph: %w", err)
 	}
 	path := filepath.Join(w.dir, w.gen, graphFile)

@@ -220,6 +220,11 @@ func (ix *Index) vectorGraph(ctx context.Context) (*vectorGraph, error) {
 			return nil, fmt.Errorf("load vector graph: %w", err)
 		}
 		g.synced = version
+		// A search beside this one may be walking g: it is not closed.
+		if g, err = compactGraph(ctx, ix.st, g, true); err != nil {
+			return nil, fmt.Errorf("load vector graph: %w", err)
+		}
+		ix.graph = g
 	}
 	ix.graphVersion = version
 	return g, nil

@@ -1,0 +1,157 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/ingest"
+	"github.com/lore-cli/lore/internal/wordvec"
+)
+
+// recallAt10 is the share of the 10 true nearest chunks (brute force over
+// the stored vectors) that a vector search of ix finds.
+func recallAt10(t *testing.T, ix *Index, q []float32) float64 {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := ix.st.db.QueryContext(ctx, `SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.hash = c.hash`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type scored struct {
+		id int64
+		d  float32
+	}
+	var all []scored
+	for rows.Next() {
+		var id int64
+		var b []byte
+		rows.Scan(&id, &b)
+		all = append(all, scored{id, dotDistance(q, decodeVector(b))})
+	}
+	rows.Close()
+	sort.Slice(all, func(i, j int) bool { return all[i].d < all[j].d })
+	// Ties: any chunk as near as the tenth nearest is a right answer.
+	k := min(10, len(all))
+	dist := map[int64]float32{}
+	for _, s := range all {
+		dist[s.id] = s.d
+	}
+	tenth := all[k-1].d + 1e-6
+	res, err := ix.SearchVector(ctx, "", q, index.SearchOptions{Limit: 10, Depth: 10, NoLexical: true}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, h := range res.Hits {
+		if d, ok := dist[h.ChunkID]; ok && d <= tenth {
+			found++
+		}
+	}
+	return float64(found) / float64(k)
+}
+
+// After a large delete, vector search finds the true neighbours among
+// what is left, for a reader opened after the refresh and for one that
+// was open before it (which catches up in memory); doctor's check says
+// nothing is wrong only when that holds.
+func TestVectorSearchHoldsAfterALargeDelete(t *testing.T) {
+	ctx := context.Background()
+	src, dir := t.TempDir(), t.TempDir()
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
+	for i := range 5000 {
+		body := fmt.Sprintf("# Note %d\n\n%s %s %s number%d\n", i, words[i%12], words[(i/12)%12], words[(i/144)%12], i)
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("n%04d.md", i)), []byte(body), 0o644)
+	}
+	emb := wordvec.Embedder{Dim: 64}
+	opt := index.BuildOptions{Name: "t", Paths: []string{src}, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500}}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	before, err := Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	q, _ := emb.EmbedQuery(ctx, "alpha bravo charlie")
+	if r := recallAt10(t, before, q); r < 0.9 {
+		t.Fatalf("recall@10 before any delete: %.2f", r)
+	}
+	for i := range 5000 {
+		if i%75 != 0 {
+			os.Remove(filepath.Join(src, fmt.Sprintf("n%04d.md", i)))
+		}
+	}
+	opt.Paths = nil
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	for _, c := range []struct {
+		name string
+		ix   *Index
+	}{{"a reader opened after the delete", after}, {"a reader open before it", before}} {
+		var got []float64
+		for _, text := range []string{"alpha bravo charlie", "delta echo", "golf hotel india", "kilo lima alpha"} {
+			q, _ := emb.EmbedQuery(ctx, text)
+			got = append(got, recallAt10(t, c.ix, q))
+		}
+		if slices.Min(got) < 0.9 {
+			t.Errorf("%s: recall@10 %v after deleting 74 chunks in 75", c.name, got)
+		}
+	}
+	gs, err := after.CheckGraph(ctx)
+	if err != nil || gs.Problem != "" {
+		t.Errorf("CheckGraph after the refresh: %+v %v", gs, err)
+	}
+}
+
+// A graph file saved with most of its nodes deleted (by a lore before
+// compaction) is a problem doctor names, not "fine".
+func TestCheckGraphNamesASparseGraph(t *testing.T) {
+	ctx := context.Background()
+	src, dir := t.TempDir(), t.TempDir()
+	for i := range 300 {
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("n%03d.md", i)), []byte(fmt.Sprintf("# N\n\nword%d\n", i)), 0o644)
+	}
+	emb := wordvec.Embedder{Dim: 16}
+	if _, err := Build(ctx, dir, index.BuildOptions{Name: "t", Paths: []string{src}, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500}}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	path := filepath.Join(dir, ix.gen, graphFile)
+	vg, err := readGraphFile(path, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Delete 250 nodes in the file and their vectors in the database, as
+	// an older lore's refresh left them.
+	keys := vg.g.Keys()
+	slices.Sort(keys)
+	for _, k := range keys[:250] {
+		vg.remove(k)
+		ix.st.db.ExecContext(ctx, `DELETE FROM vectors WHERE id = ?`, k)
+	}
+	if err := vg.writeFile(path); err != nil {
+		t.Fatal(err)
+	}
+	vg.close()
+	gs, err := ix.CheckGraph(ctx)
+	if err != nil || !strings.Contains(gs.Problem, "250 deleted nodes for 50 live") {
+		t.Errorf("CheckGraph of a mostly deleted graph: %+v %v", gs, err)
+	}
+}
