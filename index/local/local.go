@@ -40,6 +40,10 @@ type localWriter struct {
 	firstSeg     int64          // the newest segment before this build
 	removed      []int64        // documents to drop, at Publish
 	graph        *graphFeeder
+	// held are the vectors of a small build not yet given to the graph: a
+	// live-sync batch whose few vectors readers add from index.db need
+	// not load and save the whole graph file (see Publish).
+	held []graphItem
 	dim          int
 	fresh        bool // no meta written yet
 }
@@ -227,6 +231,25 @@ func (w *localWriter) PutVectors(ctx context.Context, hashes []string, vecs [][]
 	if err != nil {
 		return err
 	}
+	for i, id := range ids {
+		if id != 0 {
+			w.held = append(w.held, graphItem{id, vecs[i]})
+		}
+	}
+	if w.graph == nil && len(w.held) <= heldMax {
+		return nil
+	}
+	w.feedGraph(ctx)
+	return nil
+}
+
+// heldMax is how many new vectors a build holds back from the graph
+// before it starts feeding it.
+const heldMax = 256
+
+// feedGraph starts the graph feeder if need be and gives it the held
+// vectors.
+func (w *localWriter) feedGraph(ctx context.Context) {
 	if w.graph == nil {
 		if w.dim == 0 {
 			d, _ := w.st.meta(ctx, "dim")
@@ -234,12 +257,32 @@ func (w *localWriter) PutVectors(ctx context.Context, hashes []string, vecs [][]
 		}
 		w.startGraph()
 	}
-	for i, id := range ids {
-		if id != 0 {
-			w.graph.ch <- graphItem{id, vecs[i]}
-		}
+	for _, it := range w.held {
+		w.graph.ch <- it
 	}
-	return nil
+	w.held = nil
+}
+
+// graphLagged tells whether a live-sync batch may leave the graph file as
+// it is: what it and the batches before it changed since the file was
+// saved (graph_lag) stays under a twentieth of the vectors. Readers add
+// what the file lacks from index.db as they load it; saving the file at
+// every save would cost in proportion to the whole index.
+func (w *localWriter) graphLagged(ctx context.Context, p index.PublishOptions, gone int64) bool {
+	if !p.Batch || w.graph != nil || !fileExists(filepath.Join(w.dir, w.gen, graphFile)) {
+		return false
+	}
+	lagS, _ := w.st.meta(ctx, "graph_lag")
+	lag, _ := strconv.Atoi(lagS)
+	lag += len(w.held) + int(gone)
+	var vectors int
+	if err := w.st.db.QueryRowContext(ctx, `SELECT count(*) FROM vectors`).Scan(&vectors); err != nil {
+		return false
+	}
+	if lag >= max(16, vectors/20) {
+		return false
+	}
+	return w.st.setMeta(ctx, "graph_lag", strconv.Itoa(lag)) == nil
 }
 
 // WriteFiles writes the files and gathers their chunks for the keyword
@@ -290,14 +333,21 @@ func (w *localWriter) Publish(ctx context.Context, p index.PublishOptions) (file
 			return 0, 0, fmt.Errorf("remove deleted files: %w", err)
 		}
 	}
-	if _, err := st.gcVectors(ctx); err != nil {
+	gone, err := st.gcVectors(ctx)
+	if err != nil {
 		return 0, 0, fmt.Errorf("drop unused vectors: %w", err)
 	}
 	if err := st.setMeta(ctx, "built_at", strconv.FormatInt(time.Now().Unix(), 10)); err != nil {
 		return 0, 0, err
 	}
-	if p.Vectors {
+	if p.Vectors && !w.graphLagged(ctx, p, gone) {
+		if len(w.held) > 0 {
+			w.feedGraph(ctx)
+		}
 		if err := w.updateGraph(ctx, p.Progress); err != nil {
+			return 0, 0, err
+		}
+		if err := st.setMeta(ctx, "graph_lag", "0"); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -155,3 +155,64 @@ func TestCheckGraphNamesASparseGraph(t *testing.T) {
 		t.Errorf("CheckGraph of a mostly deleted graph: %+v %v", gs, err)
 	}
 }
+
+// A live-sync batch does not rewrite the graph file (its cost grows with
+// the index); a reader still finds the new chunk by vector, and once the
+// batches add up to a twentieth of the vectors the file is saved again.
+func TestSyncBatchLeavesTheGraphFile(t *testing.T) {
+	ctx := context.Background()
+	src, dir := t.TempDir(), t.TempDir()
+	for i := range 600 {
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("n%03d.md", i)), []byte(fmt.Sprintf("# N\n\nword%d common\n", i)), 0o644)
+	}
+	emb := wordvec.Embedder{Dim: 16}
+	opt := index.BuildOptions{Name: "t", Paths: []string{src}, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 1500}}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	graph := func() []byte {
+		b, err := os.ReadFile(filepath.Join(dir, CurrentGeneration(dir), graphFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	saved := graph()
+	batch := func(i int) {
+		p := filepath.Join(src, fmt.Sprintf("new%03d.md", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("# New\n\nzebra%d stripes\n", i)), 0o644)
+		o := opt
+		o.Paths, o.Only = nil, []string{p}
+		if _, err := Build(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch(0)
+	if !slices.Equal(graph(), saved) {
+		t.Errorf("a one-file batch rewrote the graph file")
+	}
+	ix, err := Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := emb.EmbedQuery(ctx, "zebra0 stripes")
+	res, err := ix.SearchVector(ctx, "", q, index.SearchOptions{Limit: 1, Depth: 10, NoLexical: true}, 0)
+	ix.Close()
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "new000.md" {
+		t.Errorf("vector search for the batch's chunk: %+v %v", res.Hits, err)
+	}
+	for i := 1; i < 40; i++ {
+		batch(i)
+	}
+	if slices.Equal(graph(), saved) {
+		t.Errorf("40 batches on 600 vectors and the graph file was never saved again")
+	}
+	ix, err = Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if gs, err := ix.CheckGraph(ctx); err != nil || gs.Missing > 30 {
+		t.Errorf("the graph file lags by %d vectors (%v)", gs.Missing, err)
+	}
+}
