@@ -43,9 +43,9 @@ type localWriter struct {
 	// held are the vectors of a small build not yet given to the graph: a
 	// live-sync batch whose few vectors readers add from index.db need
 	// not load and save the whole graph file (see Publish).
-	held []graphItem
-	dim          int
-	fresh        bool // no meta written yet
+	held  []graphItem
+	dim   int
+	fresh bool // no meta written yet
 }
 
 func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ index.Writer, err error) {
