@@ -195,14 +195,10 @@ func (s *syncLoop) run(ctx context.Context) error {
 // batch applies one batch of changes; false when it failed (it is then
 // tried again).
 func (s *syncLoop) batch(ctx context.Context, only []string, all bool) bool {
-	if only == nil && !all {
-		return true
-	}
-	if only == nil {
-		only = []string{} // nil would be no scope at all
-	}
 	if all {
-		only = nil
+		only = nil // every source compared again
+	} else if len(only) == 0 {
+		return true
 	}
 	s.fresh.State, s.fresh.Pending = index.WatchIndexing, len(only)
 	s.record(ctx)
