@@ -215,6 +215,15 @@ func TestSyncBatchLeavesTheGraphFile(t *testing.T) {
 	if err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "new000.md" {
 		t.Errorf("vector search for the batch's chunk: %+v %v", res.Hits, err)
 	}
+	// Behind by what live sync left on purpose: doctor is not to fail it.
+	ix, err = Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs, err := ix.CheckGraph(ctx); err != nil || gs.Problem != "" || gs.Lag != 1 {
+		t.Errorf("CheckGraph of a file one batch behind: %+v %v", gs, err)
+	}
+	ix.Close()
 	for i := 1; i < 40; i++ {
 		batch(i)
 	}
