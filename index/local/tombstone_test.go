@@ -239,3 +239,48 @@ func TestSyncBatchLeavesTheGraphFile(t *testing.T) {
 		t.Errorf("the graph file lags by %d vectors (%v)", gs.Missing, err)
 	}
 }
+
+// A live-sync batch drops the vectors of the chunks it replaced or
+// removed, and only those: a vector another file's chunk still uses stays.
+func TestSyncBatchDropsTheVectorsItLeftUnused(t *testing.T) {
+	ctx := context.Background()
+	src, dir := t.TempDir(), t.TempDir()
+	shared := "# Shared\n\nthe same paragraph in two files\n"
+	writeFiles(t, src, map[string]string{
+		"a.md": shared + "\n# A\n\napples only here\n",
+		"b.md": shared + "\n# B\n\npears only here\n",
+		"c.md": "# C\n\nplums\n",
+	})
+	emb := wordvec.Embedder{Dim: 16}
+	opt := index.BuildOptions{Name: "t", Paths: []string{src}, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 40}}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(rel string) {
+		o := opt
+		o.Paths, o.Only = nil, []string{filepath.Join(src, rel)}
+		if _, err := Build(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		ix, err := Open(dir, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		var vectors, used, unembedded int
+		ix.st.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors), (SELECT count(DISTINCT hash) FROM chunks),
+			(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash))`).Scan(&vectors, &used, &unembedded)
+		if vectors != used || unembedded != 0 {
+			t.Errorf("%s: %d vectors for %d distinct chunks, %d chunks without one", when, vectors, used, unembedded)
+		}
+	}
+	writeFiles(t, src, map[string]string{"a.md": "# A\n\napples changed\n"})
+	batch("a.md")
+	check("after a batch that edited a.md")
+	os.Remove(filepath.Join(src, "b.md"))
+	batch("b.md")
+	check("after a batch that deleted b.md")
+}
