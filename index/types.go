@@ -81,10 +81,14 @@ type GraphStatus struct {
 	// none): there is no graph to check.
 	Needed  bool
 	Present bool
-	Nodes   int    // live vectors in the graph file
-	Vectors int    // vectors stored in index.db
-	Missing int    // stored vectors the graph lacks
-	Extra   int    // graph nodes whose vector is gone from index.db
+	Nodes   int // live vectors in the graph file
+	Vectors int // vectors stored in index.db
+	Missing int // stored vectors the graph lacks
+	Extra   int // graph nodes whose vector is gone from index.db
+	// Lag is Missing+Extra when live-sync batches left them on purpose:
+	// the file is saved again once they add up (searches add them from
+	// index.db as they load it), so it is no problem.
+	Lag     int
 	Problem string // "" when the file is whole and in step with index.db
 }
 

@@ -3,6 +3,7 @@ package local
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"math/rand"
@@ -413,4 +414,107 @@ func editWords(path string, rng *rand.Rand, n int) error {
 	// A distinct mtime per save, out of the racy window.
 	t := time.Now().Add(-time.Hour + time.Duration(n)*time.Second)
 	return os.Chtimes(path, t, t)
+}
+
+// BenchmarkVectorLiveSync100k is a one-file save under live sync on a
+// 100k-chunk index with 768-d vectors: LORE_BENCH_SYNC_BATCHES (default 20)
+// edits of one file, each a scoped refresh (BuildOptions.Only, which
+// publishes as a Batch), timed as the whole Build call; then as many again
+// published as a full refresh would be (Batch off: the graph file loaded,
+// verified and saved, every vector scanned for garbage), which is what
+// every save cost before live-sync batches. It also times the unscoped
+// vector garbage collection alone.
+func BenchmarkVectorLiveSync100k(b *testing.B) {
+	batches := 20
+	if s := os.Getenv("LORE_BENCH_SYNC_BATCHES"); s != "" {
+		if _, err := fmt.Sscan(s, &batches); err != nil {
+			b.Fatalf("LORE_BENCH_SYNC_BATCHES=%q: %v", s, err)
+		}
+	}
+	for range b.N {
+		benchVectorLiveSync(b, 10000, batches)
+	}
+}
+
+func benchVectorLiveSync(b *testing.B, files, batches int) {
+	ctx := context.Background()
+	src, dir := b.TempDir(), b.TempDir()
+	genCorpus(b, src, files, 10)
+	emb := newConstEmbedder(768)
+	opt := index.BuildOptions{Name: "bench", Paths: []string{src}, Embedder: emb, EmbedBatchSize: 64,
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(5))
+	save := func(i int, t index.Target) time.Duration {
+		p := filepath.Join(src, fmt.Sprintf("d%03d", rng.Intn(files)/100))
+		names, _ := os.ReadDir(p)
+		p = filepath.Join(p, names[rng.Intn(len(names))].Name())
+		if err := editWords(p, rng, i); err != nil {
+			b.Fatal(err)
+		}
+		o := opt
+		o.Paths, o.Only = nil, []string{p}
+		start := time.Now()
+		sum, err := index.BuildTo(ctx, t, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.FilesIndexed != 1 || sum.ChunksEmbedded == 0 {
+			b.Fatalf("save %d: %+v", i, sum)
+		}
+		return time.Since(start)
+	}
+	var batch, full []time.Duration
+	for i := range batches {
+		batch = append(batch, save(i, localTarget{dir: dir}))
+	}
+	for i := range batches {
+		full = append(full, save(batches+i, fullPublish{localTarget{dir: dir}}))
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, CurrentGeneration(dir), "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var gc []time.Duration
+	for range 5 {
+		start := time.Now()
+		if _, err := (&database{db: db}).gcVectors(ctx); err != nil {
+			b.Fatal(err)
+		}
+		gc = append(gc, time.Since(start))
+	}
+	slices.Sort(batch)
+	slices.Sort(full)
+	slices.Sort(gc)
+	p := benchdata.Millis
+	fmt.Printf("    %d one-file saves as batches: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", batches, p(batch, 50), p(batch, 95), p(batch, 100))
+	fmt.Printf("    %d one-file saves published in full: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", batches, p(full, 50), p(full, 95), p(full, 100))
+	fmt.Printf("    unscoped vector gc alone: p50 %.1f ms\n", p(gc, 50))
+	b.ReportMetric(p(batch, 50), "batch-p50-ms")
+	b.ReportMetric(p(batch, 95), "batch-p95-ms")
+	b.ReportMetric(p(full, 50), "full-p50-ms")
+	b.ReportMetric(p(full, 95), "full-p95-ms")
+	b.ReportMetric(p(gc, 50), "gc-ms")
+}
+
+// fullPublish is a target whose writer publishes as a full refresh does,
+// whatever the build: the cost of a save before live-sync batches.
+type fullPublish struct{ index.Target }
+
+func (t fullPublish) BeginWrite(ctx context.Context, req index.WriteRequest) (index.Writer, error) {
+	w, err := t.Target.BeginWrite(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return fullWriter{w}, nil
+}
+
+type fullWriter struct{ index.Writer }
+
+func (w fullWriter) Publish(ctx context.Context, p index.PublishOptions) (int, int, error) {
+	p.Batch = false
+	return w.Writer.Publish(ctx, p)
 }

@@ -74,14 +74,21 @@ func TestVectorSearchHoldsAfterALargeDelete(t *testing.T) {
 	if _, err := Build(ctx, dir, opt); err != nil {
 		t.Fatal(err)
 	}
-	before, err := Open(dir, "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer before.Close()
-	q, _ := emb.EmbedQuery(ctx, "alpha bravo charlie")
-	if r := recallAt10(t, before, q); r < 0.9 {
-		t.Fatalf("recall@10 before any delete: %.2f", r)
+	// Two readers open across the delete: one finds the graph file the
+	// refresh saved, the other finds none (removed below) and compacts
+	// its own graph in memory.
+	var open []*Index
+	for range 2 {
+		ix, err := Open(dir, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		q, _ := emb.EmbedQuery(ctx, "alpha bravo charlie")
+		if r := recallAt10(t, ix, q); r < 0.9 {
+			t.Fatalf("recall@10 before any delete: %.2f", r)
+		}
+		open = append(open, ix)
 	}
 	for i := range 5000 {
 		if i%75 != 0 {
@@ -100,7 +107,10 @@ func TestVectorSearchHoldsAfterALargeDelete(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		ix   *Index
-	}{{"a reader opened after the delete", after}, {"a reader open before it", before}} {
+	}{{"a reader opened after the delete", after}, {"a reader open before it", open[0]}, {"a reader open before it, the graph file gone", open[1]}} {
+		if c.ix == open[1] {
+			os.Remove(filepath.Join(dir, after.gen, graphFile))
+		}
 		var got []float64
 		for _, text := range []string{"alpha bravo charlie", "delta echo", "golf hotel india", "kilo lima alpha"} {
 			q, _ := emb.EmbedQuery(ctx, text)
@@ -109,6 +119,10 @@ func TestVectorSearchHoldsAfterALargeDelete(t *testing.T) {
 		if slices.Min(got) < 0.9 {
 			t.Errorf("%s: recall@10 %v after deleting 74 chunks in 75", c.name, got)
 		}
+	}
+	os.Remove(filepath.Join(dir, after.gen, graphFile))
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
 	}
 	gs, err := after.CheckGraph(ctx)
 	if err != nil || gs.Problem != "" {
@@ -201,6 +215,15 @@ func TestSyncBatchLeavesTheGraphFile(t *testing.T) {
 	if err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "new000.md" {
 		t.Errorf("vector search for the batch's chunk: %+v %v", res.Hits, err)
 	}
+	// Behind by what live sync left on purpose: doctor is not to fail it.
+	ix, err = Open(dir, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs, err := ix.CheckGraph(ctx); err != nil || gs.Problem != "" || gs.Lag != 1 {
+		t.Errorf("CheckGraph of a file one batch behind: %+v %v", gs, err)
+	}
+	ix.Close()
 	for i := 1; i < 40; i++ {
 		batch(i)
 	}
@@ -215,4 +238,49 @@ func TestSyncBatchLeavesTheGraphFile(t *testing.T) {
 	if gs, err := ix.CheckGraph(ctx); err != nil || gs.Missing > 30 {
 		t.Errorf("the graph file lags by %d vectors (%v)", gs.Missing, err)
 	}
+}
+
+// A live-sync batch drops the vectors of the chunks it replaced or
+// removed, and only those: a vector another file's chunk still uses stays.
+func TestSyncBatchDropsTheVectorsItLeftUnused(t *testing.T) {
+	ctx := context.Background()
+	src, dir := t.TempDir(), t.TempDir()
+	shared := "# Shared\n\nthe same paragraph in two files\n"
+	writeFiles(t, src, map[string]string{
+		"a.md": shared + "\n# A\n\napples only here\n",
+		"b.md": shared + "\n# B\n\npears only here\n",
+		"c.md": "# C\n\nplums\n",
+	})
+	emb := wordvec.Embedder{Dim: 16}
+	opt := index.BuildOptions{Name: "t", Paths: []string{src}, Embedder: emb, MaxFileSize: 1 << 20, Chunk: ingest.ChunkOptions{Size: 40}}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	batch := func(rel string) {
+		o := opt
+		o.Paths, o.Only = nil, []string{filepath.Join(src, rel)}
+		if _, err := Build(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		ix, err := Open(dir, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		var vectors, used, unembedded int
+		ix.st.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM vectors), (SELECT count(DISTINCT hash) FROM chunks),
+			(SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.hash = c.hash))`).Scan(&vectors, &used, &unembedded)
+		if vectors != used || unembedded != 0 {
+			t.Errorf("%s: %d vectors for %d distinct chunks, %d chunks without one", when, vectors, used, unembedded)
+		}
+	}
+	writeFiles(t, src, map[string]string{"a.md": "# A\n\napples changed\n"})
+	batch("a.md")
+	check("after a batch that edited a.md")
+	os.Remove(filepath.Join(src, "b.md"))
+	batch("b.md")
+	check("after a batch that deleted b.md")
 }
