@@ -18,6 +18,7 @@ import (
 	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/ollamatest"
+	"github.com/lore-cli/lore/internal/unprivileged"
 )
 
 // waitEvent takes watcher events until ok says one is the one awaited.
@@ -330,4 +331,89 @@ func TestWatchedIndexMatchesAFreshBuild(t *testing.T) {
 		}
 		t.Errorf("the watched index (%d chunks) differs from a fresh build (%d):\norphans %v\nlost %v", len(got), len(want), orphans, lost)
 	}
+}
+
+// settle takes watcher events until none came for two seconds.
+func settle(t *testing.T, events <-chan WatchEvent) {
+	t.Helper()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Kind == WatchFailed {
+				t.Logf("batch failed (tried again): %v", ev.Err)
+			}
+		case <-time.After(2 * time.Second):
+			return
+		}
+	}
+}
+
+// A folder that becomes unreadable leaves the index as a fresh build
+// would (a build cannot read it either), and comes back whole when it is
+// readable again; one unreadable when the watcher started is watched once
+// it can be read, so later saves in it are seen.
+func TestWatchFollowsAFolderThatBecomesUnreadable(t *testing.T) {
+	if unprivileged.Rerun(t) {
+		return
+	}
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"open/a.md":         "# A\n\nacacia\n",
+		"locked/b.md":       "# B\n\nbaobab\n",
+		"locked/sub/c.md":   "# C\n\ncedar\n",
+		"closed/d.md":       "# D\n\ndogwood\n",
+		"closed/inner/e.md": "# E\n\nelm\n",
+	})
+	p := func(rel string) string { return filepath.Join(docs, rel) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Chmod(p("closed"), 0))
+	defer os.Chmod(p("closed"), 0o755)
+	defer os.Chmod(p("locked"), 0o755)
+	opts := func(dir, name string) index.BuildOptions {
+		return index.BuildOptions{Name: name, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
+			Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}
+	}
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), opts(cfg.IndexDir(), cfg.Index)); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan WatchEvent, 1024)
+	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
+	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+
+	sameAsFresh := func(when string) {
+		t.Helper()
+		settle(t, events)
+		fresh := filepath.Join(t.TempDir(), "fresh")
+		if _, err := local.Build(context.Background(), fresh, opts(fresh, "fresh")); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := chunksOf(t, cfg.IndexDir(), cfg.Index), chunksOf(t, fresh, "fresh"); !slices.Equal(got, want) {
+			t.Errorf("%s: the watched index holds %d chunks, a fresh build %d:\n%q\n%q", when, len(got), len(want), got, want)
+		}
+	}
+	must(os.Chmod(p("locked"), 0))
+	sameAsFresh("locked made unreadable")
+	must(os.Chmod(p("locked"), 0o755))
+	must(os.Chmod(p("closed"), 0o755))
+	sameAsFresh("both readable again")
+
+	writeDocs(t, docs, map[string]string{"closed/inner/e.md": "# E\n\nelderberry\n"})
+	waitEvent(t, events, "a save inside the folder that was closed at the start", func(ev WatchEvent) bool {
+		return ev.Kind == WatchSynced && updated(ev, "closed/inner/e.md")
+	})
+	sameAsFresh("after a save in it")
 }

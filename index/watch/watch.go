@@ -215,6 +215,12 @@ func (w *Watcher) watchTree(ctx context.Context, root string) error {
 	return err
 }
 
+func (w *Watcher) watching(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dirs[dir]
+}
+
 // add watches one folder, unless the OS's limit or the bound was met.
 func (w *Watcher) add(dir string) {
 	w.mu.Lock()
@@ -342,6 +348,13 @@ func (w *Watcher) event(ctx context.Context, ev fsnotify.Event, pend *pending) b
 		w.watchTree(ctx, dir)
 	case ev.Has(fsnotify.Create):
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			w.watchTree(ctx, p)
+		}
+		pend.add(p)
+	case ev.Has(fsnotify.Chmod):
+		// A folder unreadable until now could not be watched: it is
+		// once it can be read.
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() && !w.watching(p) {
 			w.watchTree(ctx, p)
 		}
 		pend.add(p)
