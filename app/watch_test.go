@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/index/local"
@@ -300,37 +301,35 @@ func TestWatchedIndexMatchesAFreshBuild(t *testing.T) {
 	os.Rename(p(".f0.swp"), p("d0/f0.md"))
 	writeDocs(t, docs, map[string]string{"d6/late.md": "# Late\n\nlate\n"})
 
-	// Settled: no batch for two seconds.
-	for settled := false; !settled; {
-		select {
-		case ev := <-events:
-			if ev.Kind == WatchFailed {
-				t.Logf("batch failed (tried again): %v", ev.Err)
-			}
-		case <-time.After(2 * time.Second):
-			settled = true
-		}
-	}
+	matchesFresh(t, cfg, docs, events, "after the burst")
+}
+
+// matchesFresh waits for the watcher to settle, then checks that the
+// index holds exactly the chunks of a fresh build of docs.
+func matchesFresh(t *testing.T, cfg config.Config, docs string, events <-chan WatchEvent, when string) {
+	t.Helper()
+	settle(t, events)
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	if _, err := local.Build(context.Background(), fresh, index.BuildOptions{Name: "fresh", Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
 		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
 		t.Fatal(err)
 	}
 	got, want := chunksOf(t, cfg.IndexDir(), cfg.Index), chunksOf(t, fresh, "fresh")
-	if !slices.Equal(got, want) {
-		var orphans, lost []string
-		for _, c := range got {
-			if !slices.Contains(want, c) {
-				orphans = append(orphans, c)
-			}
-		}
-		for _, c := range want {
-			if !slices.Contains(got, c) {
-				lost = append(lost, c)
-			}
-		}
-		t.Errorf("the watched index (%d chunks) differs from a fresh build (%d):\norphans %v\nlost %v", len(got), len(want), orphans, lost)
+	if slices.Equal(got, want) {
+		return
 	}
+	var orphans, lost []string
+	for _, c := range got {
+		if !slices.Contains(want, c) {
+			orphans = append(orphans, c)
+		}
+	}
+	for _, c := range want {
+		if !slices.Contains(got, c) {
+			lost = append(lost, c)
+		}
+	}
+	t.Errorf("%s: the watched index (%d chunks) differs from a fresh build (%d):\norphans %q\nlost %q", when, len(got), len(want), orphans, lost)
 }
 
 // settle takes watcher events until none came for two seconds.
@@ -376,11 +375,8 @@ func TestWatchFollowsAFolderThatBecomesUnreadable(t *testing.T) {
 	must(os.Chmod(p("closed"), 0))
 	defer os.Chmod(p("closed"), 0o755)
 	defer os.Chmod(p("locked"), 0o755)
-	opts := func(dir, name string) index.BuildOptions {
-		return index.BuildOptions{Name: name, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
-			Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}
-	}
-	if _, err := local.Build(context.Background(), cfg.IndexDir(), opts(cfg.IndexDir(), cfg.Index)); err != nil {
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
+		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := Open(Options{Config: cfg})
@@ -394,26 +390,15 @@ func TestWatchFollowsAFolderThatBecomesUnreadable(t *testing.T) {
 	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
 	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
 
-	sameAsFresh := func(when string) {
-		t.Helper()
-		settle(t, events)
-		fresh := filepath.Join(t.TempDir(), "fresh")
-		if _, err := local.Build(context.Background(), fresh, opts(fresh, "fresh")); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := chunksOf(t, cfg.IndexDir(), cfg.Index), chunksOf(t, fresh, "fresh"); !slices.Equal(got, want) {
-			t.Errorf("%s: the watched index holds %d chunks, a fresh build %d:\n%q\n%q", when, len(got), len(want), got, want)
-		}
-	}
 	must(os.Chmod(p("locked"), 0))
-	sameAsFresh("locked made unreadable")
+	matchesFresh(t, cfg, docs, events, "locked made unreadable")
 	must(os.Chmod(p("locked"), 0o755))
 	must(os.Chmod(p("closed"), 0o755))
-	sameAsFresh("both readable again")
+	matchesFresh(t, cfg, docs, events, "both readable again")
 
 	writeDocs(t, docs, map[string]string{"closed/inner/e.md": "# E\n\nelderberry\n"})
 	waitEvent(t, events, "a save inside the folder that was closed at the start", func(ev WatchEvent) bool {
 		return ev.Kind == WatchSynced && updated(ev, "closed/inner/e.md")
 	})
-	sameAsFresh("after a save in it")
+	matchesFresh(t, cfg, docs, events, "after a save in it")
 }
