@@ -270,20 +270,7 @@ func TestWatchedIndexMatchesAFreshBuild(t *testing.T) {
 		files[fmt.Sprintf("d%d/f%d.md", i%10, i)] = fmt.Sprintf("# File %d\n\nword%d in folder %d\n", i, i, i%10)
 	}
 	writeDocs(t, docs, files)
-	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
-		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	events := make(chan WatchEvent, 1024)
-	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
-	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+	events := buildAndWatch(t, cfg, docs)
 
 	p := func(rel string) string { return filepath.Join(docs, rel) }
 	// A branch switch: many files rewritten, some deleted, some new.
@@ -302,6 +289,27 @@ func TestWatchedIndexMatchesAFreshBuild(t *testing.T) {
 	writeDocs(t, docs, map[string]string{"d6/late.md": "# Late\n\nlate\n"})
 
 	matchesFresh(t, cfg, docs, events, "after the burst")
+}
+
+// buildAndWatch builds cfg's index of docs and watches it until the test
+// ends; the watcher's events come on the channel returned.
+func buildAndWatch(t *testing.T, cfg config.Config, docs string) <-chan WatchEvent {
+	t.Helper()
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
+		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	events := make(chan WatchEvent, 1024)
+	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
+	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+	return events
 }
 
 // matchesFresh waits for the watcher to settle, then checks that the
@@ -375,20 +383,7 @@ func TestWatchFollowsAFolderThatBecomesUnreadable(t *testing.T) {
 	must(os.Chmod(p("closed"), 0))
 	defer os.Chmod(p("closed"), 0o755)
 	defer os.Chmod(p("locked"), 0o755)
-	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Paths: []string{docs}, MaxFileSize: cfg.MaxFileSize,
-		Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}}); err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	events := make(chan WatchEvent, 1024)
-	go e.Watch(ctx, WatchRequest{OnEvent: func(ev WatchEvent) { events <- ev }})
-	waitEvent(t, events, "started", func(ev WatchEvent) bool { return ev.Kind == WatchStarted })
+	events := buildAndWatch(t, cfg, docs)
 
 	must(os.Chmod(p("locked"), 0))
 	matchesFresh(t, cfg, docs, events, "locked made unreadable")
