@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -396,4 +397,53 @@ func TestWatchFollowsAFolderThatBecomesUnreadable(t *testing.T) {
 		return ev.Kind == WatchSynced && updated(ev, "closed/inner/e.md")
 	})
 	matchesFresh(t, cfg, docs, events, "after a save in it")
+}
+
+// A branch switch rewrites, deletes and adds a thousand files at once, as
+// fast as git can: once it settles the index is a fresh build of the
+// checkout, both ways.
+func TestWatchFollowsAGitCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("needs git")
+	}
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", docs, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	files := map[string]string{}
+	for i := range 1500 {
+		files[fmt.Sprintf("pkg%d/doc%d.md", i%50, i)] = fmt.Sprintf("# Doc %d\n\nmain text %d\n", i, i)
+	}
+	writeDocs(t, docs, files)
+	git("init", "-q", "-b", "main")
+	git("add", ".")
+	git("commit", "-q", "-m", "main")
+	git("checkout", "-q", "-b", "topic")
+	for i := range 1500 {
+		rel := fmt.Sprintf("pkg%d/doc%d.md", i%50, i)
+		switch {
+		case i%3 == 0:
+			writeDocs(t, docs, map[string]string{rel: fmt.Sprintf("# Doc %d\n\ntopic text %d\n", i, i)})
+		case i%7 == 0:
+			os.Remove(filepath.Join(docs, rel))
+		}
+	}
+	for i := range 300 {
+		writeDocs(t, docs, map[string]string{fmt.Sprintf("new%d/n%d.md", i%20, i): fmt.Sprintf("# New %d\n\nnew text %d\n", i, i)})
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "topic")
+	git("checkout", "-q", "main")
+
+	events := buildAndWatch(t, cfg, docs)
+	git("checkout", "-q", "topic")
+	matchesFresh(t, cfg, docs, events, "after checking out topic")
+	git("checkout", "-q", "main")
+	matchesFresh(t, cfg, docs, events, "after checking out main again")
 }
