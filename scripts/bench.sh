@@ -10,7 +10,7 @@ mkdir -p .cache/bench
 : >"$out"
 export LORE_ONNXRUNTIME_LIB=$PWD/.cache/ort/libonnxruntime.so.1
 bench() { go test -run '^$' -bench "$1" -benchtime 1x -timeout 60m "${@:2}" | tee -a "$out"; }
-bench . ./index/local/ ./index/hnsw/ ./rerank/ ./tui/ ./tui/mdstream/
+bench . ./index/local/ ./index/hnsw/ ./index/watch/ ./app/ ./rerank/ ./tui/ ./tui/mdstream/
 bench Stores ./index/weaviatestore/           # local, one Weaviate node, 3 nodes: the same corpus and vectors
 bench ServeLoad ./serve/                     # 64 streaming clients for 30 s against a stand-in Ollama, loopback only
 (cd bench && go test -run '^$' -bench . -benchtime 1x -timeout 60m ./...) | tee -a "$out"
