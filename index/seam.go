@@ -104,7 +104,11 @@ type WriteRequest struct {
 	// DiscardNext drops an interrupted rebuild instead of resuming it:
 	// a rebuild told another embedder than the one it began with.
 	DiscardNext bool
-	Notice      func(string)
+	// DeferVectors says the build writes chunks whose vectors are not
+	// there (BuildOptions.DeferVectors): the writer takes them and
+	// remembers them as pending (Writer.PendingVectors).
+	DeferVectors bool
+	Notice       func(string)
 	// Before is told whether the index exists (built, or a build begun)
 	// before the target creates anything: a build refuses there what must
 	// leave nothing behind (no sources, an embedder that does not answer).

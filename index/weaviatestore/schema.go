@@ -83,6 +83,8 @@ func propsOf(kind string) []prop {
 		return docProps
 	case kindVectors:
 		return vectorProps
+	case watchKind:
+		return watchProps
 	}
 	return metaProps
 }

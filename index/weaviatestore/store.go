@@ -240,6 +240,16 @@ type genState struct {
 	// Unverified is when the first write since the last Publish began
 	// (unix ns): Publish checks the documents written from then on.
 	Unverified int64 `json:"unverified,omitempty"`
+	// Pending are the documents (by doc id) whose chunks went in without
+	// their vectors, the embedder being down (WriteRequest.DeferVectors),
+	// until a build writes them with their vectors or removes them.
+	Pending map[string]pendingDoc `json:"pending,omitempty"`
+}
+
+// pendingDoc is a document whose vectors are pending.
+type pendingDoc struct {
+	SourceID int64  `json:"source_id"`
+	Path     string `json:"path"`
 }
 
 func (st *state) gen(g string) *genState {
@@ -571,6 +581,8 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	if err := s.deleteState(ctx, name); err != nil {
 		return in, err
 	}
+	// Its watcher ends at its next batch; a lease left behind is no harm.
+	s.deleteWatch(ctx, name)
 	for g := range gens {
 		if g == "" {
 			continue
@@ -616,6 +628,8 @@ func (s *Store) removeDamaged(ctx context.Context, name, reason string, confirm 
 	if err := s.deleteState(ctx, name); err != nil {
 		return in, err
 	}
+	// Its watcher ends at its next batch; a lease left behind is no harm.
+	s.deleteWatch(ctx, name)
 	for _, cl := range classes {
 		if err := s.deleteClass(ctx, cl); err != nil {
 			return in, err

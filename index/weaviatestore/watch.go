@@ -2,27 +2,252 @@ package weaviatestore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-openapi/strfmt"
+	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate/entities/models"
 
 	"github.com/lore-cli/lore/index"
 )
 
-// Live sync on the cluster: the watch lease and Freshness in the meta
-// object, and the documents whose chunks lack vectors.
-// Not there yet: the lease (and Freshness) are to live in the index's
-// meta object, beside the writer's lease; until then Watch refuses with
-// the way round, and Freshness says nobody watches.
+// Live sync on the cluster. The watch lease and the Freshness it records
+// are an object per index in a collection of their own (<prefix>Watch),
+// not in the meta object: a build holds the meta object from BeginWrite
+// to Close and writes it whole, so freshness kept there would be written
+// over by the watcher's own builds. The lease works as the writers' does:
+// renewed while held, taken over once it expires or its process is gone,
+// read back after it is written since Weaviate has no compare-and-set.
 
-var errNoWatch = errors.New("watching an index on Weaviate is not supported yet: refresh it with `lore index` (from a timer or a git hook)")
+// watchKind names the watch collection in propsOf.
+const watchKind = "Watch"
 
-func (s *Store) Freshness(context.Context, string) (index.Freshness, error) {
-	return index.Freshness{State: index.WatchStopped}, nil
+func watchClass(prefix string) string { return prefix + watchKind }
+
+var watchProps = []prop{
+	{"name", "text", "field", true},
+	{"holder", "text", "field", false},
+	{"expires", "int", "", false},
+	{"freshness", "text", "field", false},
 }
 
-func (s *Store) Watch(context.Context, string) (index.WatchLease, error) {
-	return nil, errNoWatch
+func watchID(name string) string { return objectID("watch", name) }
+
+// watchObj is one index's watch object.
+type watchObj struct {
+	Holder    string
+	Expires   int64 // unix milliseconds
+	Freshness index.Freshness
 }
 
-func (w *Writer) PendingVectors(context.Context, int64) (map[string]bool, error) {
-	return map[string]bool{}, nil
+// live tells whether the lease is held: by a holder whose lease has not
+// run out and whose process, when it ran here, is still there.
+func (o *watchObj) live() bool {
+	return o != nil && o.Holder != "" && time.Now().UnixMilli() < o.Expires && !holderGone(o.Holder)
+}
+
+// freshnessJSON is Freshness as the object holds it (index.Freshness has
+// no JSON tags: the wire package owns what is printed).
+type freshnessJSON index.Freshness
+
+func (s *Store) readWatch(ctx context.Context, name string) (*watchObj, error) {
+	var obj *models.Object
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		objs, err := c.Data().ObjectsGetter().WithClassName(watchClass(s.cfg.CollectionPrefix)).WithID(watchID(name)).
+			WithConsistencyLevel(s.cfg.WriteConsistency).Do(ctx)
+		if statusCode(err) == http.StatusNotFound || isMissingClass(err) {
+			obj = nil
+			return nil
+		}
+		if err == nil && len(objs) == 1 {
+			obj = objs[0]
+		}
+		return err
+	})
+	if err != nil || obj == nil {
+		return nil, s.wrap(err, "read the watch lease of index "+strconv.Quote(name))
+	}
+	m, _ := obj.Properties.(map[string]any)
+	o := &watchObj{}
+	o.Holder, _ = m["holder"].(string)
+	switch v := m["expires"].(type) {
+	case float64:
+		o.Expires = int64(v)
+	case json.Number:
+		o.Expires, _ = v.Int64()
+	}
+	if f, _ := m["freshness"].(string); f != "" {
+		var fj freshnessJSON
+		// A damaged one says nothing: the lease alone is what counts.
+		if json.Unmarshal([]byte(f), &fj) == nil {
+			o.Freshness = index.Freshness(fj)
+		}
+	}
+	return o, nil
+}
+
+func (s *Store) writeWatch(ctx context.Context, name string, o watchObj) error {
+	f, err := json.Marshal(freshnessJSON(o.Freshness))
+	if err != nil {
+		return err
+	}
+	obj := &models.Object{Class: watchClass(s.cfg.CollectionPrefix), ID: strfmt.UUID(watchID(name)), Properties: map[string]any{
+		"name": name, "holder": o.Holder, "expires": o.Expires, "freshness": string(f),
+	}}
+	return s.insert(ctx, "write the watch lease of index "+strconv.Quote(name), []*models.Object{obj}, nil)
+}
+
+// Freshness reads what the watcher of name last recorded; with no live
+// lease nobody watches, whatever the object still says.
+func (s *Store) Freshness(ctx context.Context, name string) (index.Freshness, error) {
+	o, err := s.readWatch(ctx, name)
+	if err != nil {
+		return index.Freshness{}, err
+	}
+	if !o.live() {
+		return index.Freshness{State: index.WatchStopped}, nil
+	}
+	return o.Freshness, nil
+}
+
+// Watch takes the watch lease of the index name. The index must exist
+// (a first build makes it): watching never creates a phantom index.
+func (s *Store) Watch(ctx context.Context, name string) (index.WatchLease, error) {
+	st, err := s.readState(ctx, name, s.cfg.WriteConsistency)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || st.Current == "" {
+		return nil, fmt.Errorf("%w %q: build it with `lore index PATH`", index.ErrNoIndex, name)
+	}
+	if err := s.ensureClass(ctx, classDef(watchClass(s.cfg.CollectionPrefix), watchKind, max(1, st.gen(st.Current).Replication))); err != nil {
+		return nil, s.wrap(err, "create the watch collection")
+	}
+	have, err := s.readWatch(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if have.live() {
+		return nil, fmt.Errorf("%w: %s is watching index %q (its lease runs until %s)",
+			index.ErrLocked, clip(have.Holder), name, time.UnixMilli(have.Expires).Format("15:04:05"))
+	}
+	l := &watchLease{s: s, name: name, obj: watchObj{Holder: s.newHolder(), Freshness: index.Freshness{State: index.WatchIndexing, Since: time.Now()}},
+		stop: make(chan struct{}), stopped: make(chan struct{})}
+	l.obj.Expires = time.Now().Add(leaseTTL).UnixMilli()
+	if err := s.writeWatch(ctx, name, l.obj); err != nil {
+		return nil, err
+	}
+	back, err := s.readWatch(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if back == nil || back.Holder != l.obj.Holder {
+		holder := "another watcher"
+		if back != nil {
+			holder = back.Holder
+		}
+		return nil, fmt.Errorf("%w: %s began watching index %q at the same time", index.ErrLocked, clip(holder), name)
+	}
+	go l.renew()
+	return l, nil
+}
+
+type watchLease struct {
+	s             *Store
+	name          string
+	mu            sync.Mutex
+	obj           watchObj
+	closed        bool
+	stop, stopped chan struct{}
+}
+
+// renew extends the lease until Close; a failed renewal is tried at the
+// next tick (the lease outlives three misses).
+func (l *watchLease) renew() {
+	defer close(l.stopped)
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			l.write(context.Background())
+			l.mu.Unlock()
+		}
+	}
+}
+
+// write saves the lease with a new expiry; under mu.
+func (l *watchLease) write(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, l.s.cfg.Timeout)
+	defer cancel()
+	l.obj.Expires = time.Now().Add(leaseTTL).UnixMilli()
+	return l.s.writeWatch(ctx, l.name, l.obj)
+}
+
+func (l *watchLease) Record(ctx context.Context, f index.Freshness) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errors.New("watch lease closed")
+	}
+	l.obj.Freshness = f
+	return l.write(ctx)
+}
+
+// Close gives the lease back, unless it lapsed and another watcher took it.
+func (l *watchLease) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	close(l.stop)
+	<-l.stopped
+	ctx, cancel := context.WithTimeout(context.Background(), l.s.cfg.Timeout)
+	defer cancel()
+	if back, err := l.s.readWatch(ctx, l.name); err != nil || back == nil || back.Holder != l.obj.Holder {
+		return err
+	}
+	if st, err := l.s.readState(ctx, l.name, l.s.cfg.WriteConsistency); err == nil && st == nil {
+		return l.s.deleteWatch(ctx, l.name) // the index was removed while watched
+	}
+	return l.s.writeWatch(ctx, l.name, watchObj{Freshness: index.Freshness{State: index.WatchStopped}})
+}
+
+// deleteWatch drops name's watch object (the index is being removed).
+func (s *Store) deleteWatch(ctx context.Context, name string) error {
+	err := s.pool.do(ctx, func(ctx context.Context, c *wv.Client) error {
+		err := c.Data().Deleter().WithClassName(watchClass(s.cfg.CollectionPrefix)).WithID(watchID(name)).
+			WithConsistencyLevel(s.cfg.WriteConsistency).Do(ctx)
+		if statusCode(err) == http.StatusNotFound || isMissingClass(err) {
+			return nil
+		}
+		return err
+	})
+	return s.wrap(err, "remove the watch lease of index "+strconv.Quote(name))
+}
+
+// PendingVectors lists the files of source sourceID whose chunks went in
+// without their vectors (a DeferVectors build: the embedder was down).
+func (w *Writer) PendingVectors(_ context.Context, sourceID int64) (map[string]bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]bool{}
+	for _, p := range w.st.gen(w.gen).Pending {
+		if p.SourceID == sourceID {
+			out[p.Path] = true
+		}
+	}
+	return out, nil
 }

@@ -113,6 +113,9 @@ type Writer struct {
 	recorded              map[int64]string     // the version each document's record had when Documents read it
 	stop, stopped         chan struct{}
 	closeOnce             sync.Once
+	// deferVectors: chunks whose vectors are not there are written
+	// without them and their documents listed as pending.
+	deferVectors bool
 }
 
 var _ index.Writer = (*Writer)(nil)
@@ -223,6 +226,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 		s: s, name: req.Name, gen: gen, st: st, notice: notice, holder: holder,
 		chunks: s.class(req.Name, gen, kindChunks), docs: s.class(req.Name, gen, kindDocs), vectors: s.class(req.Name, gen, kindVectors),
 		cache: map[string][]float32{}, orphans: map[string]bool{}, written: map[int64]docObj{}, recorded: map[int64]string{}, stop: make(chan struct{}), stopped: make(chan struct{}),
+		deferVectors: req.DeferVectors,
 	}
 	go w.renew()
 	for _, k := range kinds {
@@ -623,6 +627,10 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	now := strconv.FormatInt(time.Now().UnixNano(), 10)
 	var chunkObjs, docObjs []*models.Object
 	keep := map[int64]string{}
+	// pending: whether each document goes in without some vectors; listed
+	// before its chunks are written, cleared after (a crash in between
+	// costs a fill that finds nothing to embed, never a vector forgotten).
+	pending := map[int64]bool{}
 	for _, f := range files {
 		did, ver, root := docID(f.SourceID, f.Path), version(f), w.root(f.SourceID)
 		prepared, _ := f.Prepared.([]analysed)
@@ -643,10 +651,14 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
 			}
 			if w.genState().Meta["dim"] != "" && vecs[h] == nil {
-				// Not found (a replica behind, or a failover in between):
-				// a chunk without its vector would never be found by
-				// meaning, and nothing would notice. The rerun embeds it.
-				return fmt.Errorf("weaviate: the vector of a chunk of %s is not in the cluster yet: run the build again (it embeds only what is missing)", f.Path)
+				if !w.deferVectors {
+					// Not found (a replica behind, or a failover in
+					// between): a chunk without its vector would never be
+					// found by meaning, and nothing would notice. The
+					// rerun embeds it.
+					return fmt.Errorf("weaviate: the vector of a chunk of %s is not in the cluster yet: run the build again (it embeds only what is missing)", f.Path)
+				}
+				pending[did] = true
 			}
 			chunkObjs = append(chunkObjs, &models.Object{Class: w.chunks, ID: strfmt.UUID(chunkUUID(f.SourceID, f.Path, ver, i)), Properties: props, Vector: vecs[h]})
 		}
@@ -657,6 +669,9 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 			"chunks": len(f.Chunks), "version": ver,
 		}})
 	}
+	if err := w.notePending(ctx, files, pending, true); err != nil {
+		return err
+	}
 	if err := w.s.insert(ctx, "write chunks", chunkObjs, nil); err != nil {
 		return err
 	}
@@ -664,6 +679,9 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 		return err
 	}
 	if err := w.s.insert(ctx, "write documents", docObjs, nil); err != nil {
+		return err
+	}
+	if err := w.notePending(ctx, files, pending, false); err != nil {
 		return err
 	}
 	for _, f := range files {
@@ -676,6 +694,37 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 		delete(w.cache, h)
 	}
 	return nil
+}
+
+// notePending lists the documents of files that go in without some of
+// their vectors (before their chunks are written: listing), or clears
+// those written whole (after), and saves the meta object when that
+// changed anything.
+func (w *Writer) notePending(ctx context.Context, files []index.FileUpdate, pending map[int64]bool, listing bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	gs := w.st.gen(w.gen)
+	changed := false
+	for _, f := range files {
+		did := docID(f.SourceID, f.Path)
+		key := idText(did)
+		_, listed := gs.Pending[key]
+		switch {
+		case listing && pending[did] && !listed:
+			if gs.Pending == nil {
+				gs.Pending = map[string]pendingDoc{}
+			}
+			gs.Pending[key] = pendingDoc{SourceID: f.SourceID, Path: f.Path}
+			changed = true
+		case !listing && !pending[did] && listed:
+			delete(gs.Pending, key)
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return w.s.writeState(ctx, w.st)
 }
 
 // listLimit is the most objects one query returns (the server's
@@ -807,6 +856,11 @@ func (w *Writer) RemoveDocuments(ctx context.Context, ids []int64) error {
 		if err := w.s.deleteWhere(ctx, "remove documents", w.docs, idsIn("doc_id", group)); err != nil {
 			return err
 		}
+		w.mu.Lock()
+		for _, id := range group {
+			delete(w.st.gen(w.gen).Pending, idText(id)) // saved by Publish
+		}
+		w.mu.Unlock()
 	}
 	return nil
 }
