@@ -52,7 +52,7 @@ func build(t *testing.T, cfg config.Config, docs string, rebuild bool, emb index
 	}
 }
 
-func ollamaEmbedder(t *testing.T, srv *ollamatest.Server) index.Embedder {
+func ollamaEmbedder(_ testing.TB, srv *ollamatest.Server) index.Embedder {
 	u, _ := url.Parse(srv.URL)
 	return ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), srv.URL, "nomic-embed-text")
 }

@@ -120,6 +120,33 @@ check "weaviate: ask answers with sources" jq_ok "$work/ask.json" "len(d['source
 run "$work/doctor.txt" "$work/doctor.err" "${W[@]}" "$lore" doctor
 check "weaviate: doctor checks the cluster" grep -q "3 of 3 nodes" "$work/doctor.txt"
 
+# --- live sync on the cluster ---------------------------------------------
+# One process watches the index on the cluster; another finds a saved file
+# and loses a deleted one; the watcher ends on SIGINT with exit 130.
+"${W[@]}" "$lore" index --watch --json >"$work/watch.ndjson" 2>"$work/watch.err" &
+bg_pid=$!
+for _ in $(seq 600); do grep -q '"event": *"started"' "$work/watch.ndjson" 2>/dev/null && break; sleep 0.2; done
+check "watch on the cluster: started" grep -q '"event": *"started"' "$work/watch.ndjson"
+found() { # word: true once another process's search finds watched.md first
+  "${W[@]}" "$lore" search --json -k 3 "$1" 2>/dev/null | python3 -c "
+import json,sys; r=json.load(sys.stdin)['results']; sys.exit(not (r and r[0]['path'] == 'watched.md'))"
+}
+printf '# Watched\n\nThe quokkaword is saved while watched.\n' >"$work/corpus/watched.md"
+for _ in $(seq 150); do found quokkaword && break; sleep 0.2; done
+check "watch on the cluster: a saved file is found by another process" found quokkaword
+run "$work/wstatus.json" "$work/wstatus.err" "${W[@]}" "$lore" index status --json
+check "watch on the cluster: status says who watches" jq_ok "$work/wstatus.json" "d['sync']['watching'] and 'pid' in d['sync']['watcher']"
+rm "$work/corpus/watched.md"
+for _ in $(seq 150); do found quokkaword || break; sleep 0.2; done
+gone() { ! found "$1"; }
+check "watch on the cluster: a deleted file is gone" gone quokkaword
+kill -INT "$bg_pid"
+set +e; wait "$bg_pid"; wcode=$?; set -e
+bg_pid=""
+check "watch on the cluster: Ctrl+C exits 130 (got $wcode)" test "$wcode" -eq 130
+run "$work/wstatus2.json" "$work/wstatus2.err" "${W[@]}" "$lore" index status --json
+check "watch on the cluster: stopped once it ended" jq_ok "$work/wstatus2.json" "not d['sync']['watching']"
+
 # --- kill -9 during indexing and queries ----------------------------------
 leader() { curl -sf "$(weaviate_url "${1:-0}")/v1/cluster/statistics" | jq -r '.statistics[0].leaderId // empty' 2>/dev/null | sed 's/^node//'; }
 searching() { # loops searches until $work/stop exists; counts failures
