@@ -179,8 +179,11 @@ func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ 
 		return nil, err
 	}
 	w.st = st
-	if existed {
+	if existed && !req.Batch {
 		// A damaged database must not be written to, nor called unchanged.
+		// A watcher's batches skip it: its first refresh checked, and each
+		// check reads every page (over a second a save at 100k chunks with
+		// vectors); SQLite still refuses a damaged page a batch touches.
 		if err := checkPages(ctx, st.db, req.Name); err != nil {
 			return nil, err
 		}
