@@ -183,6 +183,10 @@ func TestQuerySearchesCamelCaseWholeAndByParts(t *testing.T) {
 			t.Errorf("query terms %q lack %q", q, want)
 		}
 	}
+	// A qualified name is one symbol: its parts are not searched.
+	if q := Query("what does context.WithTimeout return?"); slices.Contains(q, "timeout") {
+		t.Errorf("query terms %q search a part of a qualified name", q)
+	}
 	// The part of an identifier and the word of a text meet on one stem.
 	if w := words("the user ids"); !slices.Contains(w, "id") {
 		t.Errorf("words = %q", w)

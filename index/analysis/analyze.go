@@ -385,9 +385,18 @@ func QueryTerms(text string) []QueryTerm {
 	Words(text, func(t string) { add(t, "") })
 	Identifiers(text, func(id string) { add(IdentPrefix+id, "") })
 	// A camelCase word is searched whole and by its parts, as plain words:
-	// a question naming maxIdleConns also finds the text about idle
-	// connections that explains it, as it finds the setting itself.
-	fields(text, func(w string) { Parts(w, func(p string) { add(p, "") }) })
+	// a question naming PersistentVolumeClaim also finds the text about
+	// persistent volume claims. Not one inside a qualified name
+	// (context.WithTimeout, fs.ErrExist): that names one symbol, and its
+	// parts (timeout; err, exist) found the many texts that merely use the
+	// words, costing the Go set two answers from the top 5.
+	for _, tok := range strings.Fields(text) {
+		qualified := false
+		Identifiers(tok, func(string) { qualified = true })
+		if !qualified {
+			fields(tok, func(w string) { Parts(w, func(p string) { add(p, "") }) })
+		}
+	}
 	fields(text, func(w string) {
 		if ident, term := expansion(w); ident != "" {
 			add(ident, term)
