@@ -73,7 +73,13 @@ func IsStopword(w string) bool { return stopwords[w] }
 // stopwords and one-letter words. Chunks and queries both go through it,
 // so what the index holds and what a query asks for cannot drift apart.
 func Words(text string, emit func(term string)) {
-	fields(text, func(w string) { Word(w, emit) })
+	fields(text, func(w string) {
+		if cjkRun(w) {
+			cjkTerms(w, emit)
+		} else {
+			Word(w, emit)
+		}
+	})
 }
 
 // fields calls fn with every run of letters and digits of text, as is. An
@@ -85,6 +91,15 @@ func fields(text string, fn func(string)) {
 	start := -1
 	inCJK := false
 	for i, r := range text {
+		if r >= 0x3041 && commonCJK(r) { // the short way for CJK text
+			if start < 0 {
+				start, inCJK = i, true
+			} else if !inCJK {
+				fn(text[start:i])
+				start, inCJK = i, true
+			}
+			continue
+		}
 		word := unicode.IsLetter(r) || unicode.IsDigit(r)
 		if word || unicode.Is(unicode.Mn, r) {
 			c := word && r >= 0x1100 && cjk(r) // a mark stays in its run
@@ -118,11 +133,22 @@ func cjk(r rune) bool {
 	if r < 0x1100 {
 		return false
 	}
+	if commonCJK(r) {
+		return true
+	}
 	switch r {
 	case 0x30FC, 0xFF70, 0xFF9E, 0xFF9F:
 		return true
 	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// commonCJK reports whether r is in the blocks nearly all CJK text is
+// written in (unified Han ideographs, the Kana letters, Hangul syllables):
+// letters, in NFKC, no marks. Checked first, they spare the Unicode tables
+// on every character of a CJK text.
+func commonCJK(r rune) bool {
+	return r >= 0x4E00 && r <= 0x9FFF || r >= 0x3041 && r <= 0x3096 || r >= 0x30A1 && r <= 0x30FA || r >= 0xAC00 && r <= 0xD7A3
 }
 
 // apostropheJoins reports whether the apostrophe at text[i:i+n] sits
@@ -268,10 +294,19 @@ func word(w string, emit func(string)) {
 // NFKC first (half-width ｶﾀｶﾅ is カタカナ), but its marks are kept: a
 // dakuten tells ガ from カ.
 func cjkTerms(run string, emit func(string)) {
-	run = norm.NFKC.String(run)
+	common := true
+	for _, r := range run {
+		if !commonCJK(r) {
+			common = false
+			break
+		}
+	}
+	if !common {
+		run = norm.NFKC.String(run)
+	}
 	a, b := -1, -1 // the starts of the last two characters
 	for i, r := range run {
-		if i > 0 && unicode.Is(unicode.Mn, r) {
+		if !common && i > 0 && unicode.Is(unicode.Mn, r) {
 			continue // a mark belongs to its character
 		}
 		if a >= 0 {

@@ -49,7 +49,7 @@ func Analyze(f Fields) Doc {
 	Words(f.Path, func(t string) { inc(&term(t).Path) })
 	fields(f.Heading, func(w string) {
 		if cjkRun(w) {
-			Word(w, func(t string) { inc(&term(t).Heading) })
+			cjkTerms(w, func(t string) { inc(&term(t).Heading) })
 			return
 		}
 		a := analyzeField(w)
@@ -62,7 +62,7 @@ func Analyze(f Fields) Doc {
 	})
 	fields(f.Body, func(w string) {
 		if cjkRun(w) { // bigrams, seldom repeated: not worth the cache
-			Word(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+			cjkTerms(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
 			return
 		}
 		a := analyzeField(w)
@@ -78,8 +78,9 @@ func Analyze(f Fields) Doc {
 	return d
 }
 
-// cjkRun reports whether a field of fields is a run of CJK characters: a
-// character from U+1100 up starts with a byte of 0xE1 or more.
+// cjkRun reports whether a field of fields is a run of CJK characters
+// (fields keeps them apart from other letters): a character from U+1100
+// up starts with a byte of 0xE1 or more.
 func cjkRun(w string) bool {
 	if w[0] < 0xE1 {
 		return false
