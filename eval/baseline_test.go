@@ -50,3 +50,19 @@ func TestCheckGold(t *testing.T) {
 		t.Errorf("none held: %q %v", note, err)
 	}
 }
+
+// The baseline reads Chinese as overlapping bigrams of Han characters, the
+// fair naive baseline there: a question finds a window that says its words
+// inside a longer run.
+func TestBaselineReadsHanAsBigrams(t *testing.T) {
+	if got := strings.Join(baselineTokens("服务的默认端口是9090，Port 口"), " "); got != "服务 务的 的默 默认 认端 端口 口是 9090 port 口" {
+		t.Errorf("tokens = %q", got)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "server.md"), []byte("服务的默认端口是9090，可以修改。\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "logs.md"), []byte("日志文件保存在数据目录中。\n"), 0o644)
+	bx := newBaseline([]IndexedFile{{Root: dir, Path: "server.md"}, {Root: dir, Path: "logs.md"}})
+	if got := bx.search("默认端口是多少", 5); len(got) != 1 || got[0].path != "server.md" {
+		t.Fatalf("search: %+v", got)
+	}
+}

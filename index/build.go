@@ -207,11 +207,21 @@ func (b *builder) begin(ctx context.Context, t Target, discardNext bool) (Writer
 	return w, nil
 }
 
+// analyser is a Writer whose Prepare analyses chunks for keyword search.
+// Its version joins the signature a document is recorded with, so that a
+// document analysed by another lore is analysed again on the next build,
+// as one chunked by another chunker is chunked again (its unchanged
+// chunks keep their vectors).
+type analyser interface{ AnalyserVersion() string }
+
 // checkMeta refuses an index built with another embedder, and records
 // this build's settings in a new one. (The store checks its own format
 // when the build begins.)
 func (b *builder) checkMeta(ctx context.Context) error {
 	b.sig = fmt.Sprintf("v%s size=%d overlap=%d", ingest.ChunkerVersion, b.opt.Chunk.Size, b.opt.Chunk.Overlap)
+	if a, ok := b.w.(analyser); ok {
+		b.sig += " analysis=" + a.AnalyserVersion()
+	}
 	want := "none"
 	if b.opt.Embedder != nil {
 		want = b.opt.Embedder.Model()

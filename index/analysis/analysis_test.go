@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func words(text string) []string {
@@ -140,7 +141,13 @@ func TestPartsOfCamelCase(t *testing.T) {
 		{"HTTPServer", "http server"},
 		{"ReadTimeout", "read timeout"},
 		{"X509KeyPair", "x509 kei pair"},
-		{"HTTP", ""}, {"Server", ""}, {"timeout", ""}, {"ipv4", ""},
+		// One lower-case letter after capitals is a version letter or a
+		// plural, and stays with its acronym, stemmed as the word is.
+		{"IPv4Address", "ipv4 address"},
+		{"userIDs", "user id"},
+		{"CPUsPerNode", "cpu per node"},
+		{"ＩＰｖ４Ａｄｄｒｅｓｓ", "ipv4 address"},
+		{"HTTP", ""}, {"Server", ""}, {"timeout", ""}, {"ipv4", ""}, {"IPv4", ""}, {"IDs", ""}, {"URLs", ""},
 	} {
 		var got []string
 		Parts(c.in, func(p string) { got = append(got, p) })
@@ -165,4 +172,127 @@ func TestAnalyzeKeepsPartsApart(t *testing.T) {
 	if d.BodyLen != 4 { // set maxidleconn idl limit: "or" and "the" are stopwords
 		t.Errorf("body length %d counts the parts", d.BodyLen)
 	}
+}
+
+// A question naming a camelCase identifier searches it whole and by its
+// parts, so the text that explains the setting in words is found too.
+func TestQuerySearchesCamelCaseWholeAndByParts(t *testing.T) {
+	q := Query("what does maxIdleConns limit, and IPv4Address?")
+	for _, want := range []string{"maxidleconn", "max", "idl", "conn", "ipv4address", "ipv4", "address"} {
+		if !slices.Contains(q, want) {
+			t.Errorf("query terms %q lack %q", q, want)
+		}
+	}
+	// A qualified name is one symbol: its parts are not searched.
+	if q := Query("what does context.WithTimeout return?"); slices.Contains(q, "timeout") {
+		t.Errorf("query terms %q search a part of a qualified name", q)
+	}
+	// The part of an identifier and the word of a text meet on one stem.
+	if w := words("the user ids"); !slices.Contains(w, "id") {
+		t.Errorf("words = %q", w)
+	}
+}
+
+// Runs of Han, Kana and Hangul are read as overlapping bigrams, apart from
+// the Latin words beside them; a lone character is a term of its own.
+func TestCJKBigrams(t *testing.T) {
+	for text, want := range map[string]string{
+		"默认端口是多少":         "默认 认端 端口 口是 是多 多少",
+		"默认端口是9090，可以修改。": "默认 认端 端口 口是 9090 可以 以修 修改",
+		"キャッシュの削除":        "キャ ャッ ッシ シュ ュの の削 削除",
+		"ｶﾞｿﾘﾝ":           "ガソ ソリ リン", // half-width kana in NFKC, the dakuten kept
+		"使用Prometheus监控":  "使用 prometheu 监控",
+		"端 口":             "端 口",
+		"캐시를 삭제":          "캐시 시를 삭제",
+		"the 服务's port":   "服务 port",
+	} {
+		if got := strings.Join(words(text), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// A question in Chinese or Japanese shares terms with the page that
+// answers it, and with no other: the run of the question is not one
+// token the page never holds.
+func TestCJKQuestionsMeetTheirPages(t *testing.T) {
+	pages := map[string]string{
+		"zh": "服务的默认端口是 9090，可以在配置文件中修改。",
+		"ja": "キャッシュを削除するには clear コマンドを使います。",
+	}
+	for q, want := range map[string]string{"默认端口是多少": "zh", "キャッシュの削除": "ja"} {
+		for name, page := range pages {
+			held := map[string]bool{}
+			for _, tf := range Analyze(Fields{Body: page}).Terms {
+				held[tf.Term] = true
+			}
+			c := Coverage(QueryWords(q), func(t string) bool { return held[t] })
+			if name == want && c < 0.5 || name != want && c > 0 {
+				t.Errorf("%q covers %.2f of page %s", q, c, name)
+			}
+		}
+	}
+}
+
+// Compatibility forms and case variants are one term: ß is ss, full-width
+// letters and digits are ASCII, ligatures are their letters.
+func TestCompatibilityFormsFold(t *testing.T) {
+	for text, want := range map[string]string{
+		"Maßnahmen Massnahmen MASSNAHMEN": "massnahmen massnahmen massnahmen",
+		"ＨＴＴＰ２ ＰＯＲＴ ８０８０":                 "http2 port 8080",
+		"ﬁle ﬂow":       "file flow",
+		"Café İstanbul": "cafe istanbul",
+	} {
+		if got := strings.Join(words(text), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", text, got, want)
+		}
+	}
+	if q := Query("ＫＥＥＰＡＬＩＶＥ"); !slices.Contains(q, IdentPrefix+"keepalive") {
+		t.Errorf("query terms %q cannot find --keep-alive", q)
+	}
+}
+
+// fullWidth writes the ASCII letters and digits of s in their full-width
+// forms.
+func fullWidth(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r - '!' + '！'
+		}
+		return r
+	}, s)
+}
+
+// Analysis never panics, gives valid non-empty terms, and on ASCII the
+// short way (a lowercase copy) is what the Unicode folding gives: full-width
+// text is analysed exactly as its ASCII.
+func FuzzAnalysis(f *testing.F) {
+	for _, s := range []string{"Configuring the retention of Café data", "默认端口是多少", "キャッシュの削除", "maxIdleConns IPv4Address",
+		"don't O'Reilly", "a\u0301\u3099ｶﾞ", "Maßnahmen ﬁ", "--keep-alive exec.LookPath", "\xff\xfe", "ı İ ǅ ᾈ"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		check := func(term string) {
+			if term == "" || !utf8.ValidString(term) && utf8.ValidString(s) {
+				t.Fatalf("term %q of %q", term, s)
+			}
+		}
+		Words(s, check)
+		for _, tf := range Analyze(Fields{Path: s, Heading: s, Body: s}).Terms {
+			check(tf.Term)
+		}
+		for _, term := range Query(s) {
+			check(term)
+		}
+		_ = TermText(s) + IdentifierText(s)
+		if !isASCII(s) {
+			return
+		}
+		if got := foldUnicode(s); got != strings.ToLower(s) {
+			t.Fatalf("foldUnicode(%q) = %q, ToLower %q", s, got, strings.ToLower(s))
+		}
+		if a, b := words(s), words(fullWidth(s)); !slices.Equal(a, b) {
+			t.Fatalf("words(%q) = %q, of its full-width form %q", s, a, b)
+		}
+	})
 }

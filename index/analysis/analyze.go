@@ -11,10 +11,18 @@ import (
 	"unicode/utf8"
 
 	porter "github.com/blevesearch/go-porterstemmer"
+	"golang.org/x/text/cases"
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
+
+// Version names what the analyser makes of a text. It changes whenever
+// the terms of some text change, so that a store can tell an index analysed
+// by another lore and analyse its documents again (the stores join it to
+// the chunker's signature). 2: CJK bigrams, NFKC and full case folding,
+// acronym plurals and version letters kept with their acronym.
+const Version = "2"
 
 // IdentPrefix marks the terms of squashed compound identifiers
 // (exec.LookPath → execlookpath): they live in postings of their own, so a
@@ -65,22 +73,46 @@ func IsStopword(w string) bool { return stopwords[w] }
 // stopwords and one-letter words. Chunks and queries both go through it,
 // so what the index holds and what a query asks for cannot drift apart.
 func Words(text string, emit func(term string)) {
-	fields(text, func(w string) { Word(w, emit) })
+	fields(text, func(w string) {
+		if cjkRun(w) {
+			cjkTerms(w, emit)
+		} else {
+			Word(w, emit)
+		}
+	})
 }
 
 // fields calls fn with every run of letters and digits of text, as is. An
 // apostrophe between two letters (don't, user's, O'Reilly) joins them; word
-// then reads the contraction.
+// then reads the contraction. A run of CJK characters (Han, Kana, Hangul)
+// is a field of its own, apart from the Latin letters beside it
+// (使用Prometheus监控 is 使用, Prometheus, 监控): Word reads it as bigrams.
 func fields(text string, fn func(string)) {
 	start := -1
+	inCJK := false
 	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+		if r >= 0x3041 && commonCJK(r) { // the short way for CJK text
 			if start < 0 {
-				start = i
+				start, inCJK = i, true
+			} else if !inCJK {
+				fn(text[start:i])
+				start, inCJK = i, true
 			}
 			continue
 		}
-		if start >= 0 && (r == '\'' || r == '’') && apostropheJoins(text, start, i, utf8.RuneLen(r)) {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if word || unicode.Is(unicode.Mn, r) {
+			c := word && r >= 0x1100 && cjk(r) // a mark stays in its run
+			switch {
+			case start < 0:
+				start, inCJK = i, c
+			case word && c != inCJK:
+				fn(text[start:i])
+				start, inCJK = i, c
+			}
+			continue
+		}
+		if start >= 0 && (r == '\'' || r == '’') && !inCJK && apostropheJoins(text, start, i, utf8.RuneLen(r)) {
 			continue
 		}
 		if start >= 0 {
@@ -91,6 +123,32 @@ func fields(text string, fn func(string)) {
 	if start >= 0 {
 		fn(text[start:])
 	}
+}
+
+// cjk reports whether r belongs to a script written without spaces
+// between words, whose runs Word reads as overlapping bigrams: Han,
+// Hiragana, Katakana and Hangul, with the Kana marks that Unicode files
+// under Common (ー, half-width ｰ ﾞ ﾟ).
+func cjk(r rune) bool {
+	if r < 0x1100 {
+		return false
+	}
+	if commonCJK(r) {
+		return true
+	}
+	switch r {
+	case 0x30FC, 0xFF70, 0xFF9E, 0xFF9F:
+		return true
+	}
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// commonCJK reports whether r is in the blocks nearly all CJK text is
+// written in (unified Han ideographs, the Kana letters, Hangul syllables):
+// letters, in NFKC, no marks. Checked first, they spare the Unicode tables
+// on every character of a CJK text.
+func commonCJK(r rune) bool {
+	return r >= 0x4E00 && r <= 0x9FFF || r >= 0x3041 && r <= 0x3096 || r >= 0x30A1 && r <= 0x30FA || r >= 0xAC00 && r <= 0xD7A3
 }
 
 // apostropheJoins reports whether the apostrophe at text[i:i+n] sits
@@ -120,25 +178,22 @@ func Parts(w string, emit func(term string)) {
 	}
 }
 
-// camel reports whether w changes case inside: an upper-case letter after
-// its first that follows a lower-case letter or a digit, or that opens a
-// lower-case run after other capitals (HTTPServer). Plain words, capitals
-// (HTTP) and capitalised words (Server) are not.
+// camel reports whether w changes case inside, as partBoundary reads
+// it: plain words, capitals (HTTP), capitalised words (Server) and
+// acronyms with a plural or version letter (IDs, IPv4) are not camelCase.
 func camel(w string) bool {
-	prevLower, prevUpper := false, false
-	for i, r := range w {
-		if r >= utf8.RuneSelf {
-			return partBoundaries([]rune(w))
+	if !isASCII(w) {
+		return partBoundaries([]rune(w))
+	}
+	upper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
+	lower := func(c byte) bool { return c >= 'a' && c <= 'z' }
+	for i := 1; i < len(w); i++ {
+		if !upper(w[i]) {
+			continue
 		}
-		upper := r >= 'A' && r <= 'Z'
-		lower := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
-		if i > 0 && upper && prevLower {
+		if p := w[i-1]; lower(p) || p >= '0' && p <= '9' || upper(p) && i+2 < len(w) && lower(w[i+1]) && lower(w[i+2]) {
 			return true
 		}
-		if lower && prevUpper && i > 1 && w[i-2] >= 'A' && w[i-2] <= 'Z' {
-			return true
-		}
-		prevLower, prevUpper = lower, upper
 	}
 	return false
 }
@@ -153,8 +208,11 @@ func partBoundaries(rs []rune) bool {
 }
 
 // partBoundary reports whether a new part starts at rs[i]: an upper-case
-// letter after a lower-case letter or a digit (maxIdle), or the last
-// capital of a run that a lower-case letter follows (HTTPServer).
+// letter after a lower-case letter or a digit (maxIdle, IPv4Address), or
+// the last capital of a run that a lower-case word follows (HTTPServer).
+// One lower-case letter after capitals stays with them: it is a plural or
+// a version letter (userIDs → user, IDs; IPv4Address → IPv4, Address), and
+// split off it left a one-letter part and a stray capital (I, Pv4).
 func partBoundary(rs []rune, i int) bool {
 	if !unicode.IsUpper(rs[i]) {
 		return false
@@ -163,7 +221,7 @@ func partBoundary(rs []rune, i int) bool {
 	if unicode.IsLower(prev) || unicode.IsDigit(prev) {
 		return true
 	}
-	return unicode.IsUpper(prev) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+	return unicode.IsUpper(prev) && i+2 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsLower(rs[i+2])
 }
 
 // contractions are the English clitics after an apostrophe that add no
@@ -173,7 +231,9 @@ var contractions = map[string]bool{"s": true, "t": true, "re": true, "ve": true,
 // negations are the n't forms whose verb is not what is left of them.
 var negations = map[string]string{"can": "can", "won": "will", "shan": "shall"}
 
-// Word calls emit with the term of one field. Stopwords are checked on the
+// Word calls emit with the terms of one field: one term for a word, the
+// overlapping bigrams of a CJK run (cjkTerms), and each of those for a
+// field that mixes them. Stopwords are checked on the
 // word as written and again on its stem, so the inflections of a stopword
 // (uses, gets, making) are dropped with it; a word that only stems onto a
 // short stopword (one and ones → on) keeps its own form instead, so it is
@@ -181,7 +241,25 @@ var negations = map[string]string{"can": "can", "won": "will", "shan": "shall"}
 // dropped (a, I, the x of code) but single digits are kept (HTTP/2,
 // version 3).
 func Word(w string, emit func(string)) {
-	w = fold(w)
+	if isASCII(w) {
+		word(strings.ToLower(w), emit)
+		return
+	}
+	if !hasCJK(w) {
+		word(foldUnicode(w), emit)
+		return
+	}
+	fields(w, func(f string) {
+		if r, _ := utf8.DecodeRuneInString(f); cjk(r) {
+			cjkTerms(f, emit)
+		} else {
+			word(foldUnicode(f), emit)
+		}
+	})
+}
+
+// word is Word of a folded word.
+func word(w string, emit func(string)) {
 	if i := strings.IndexAny(w, "'’"); i >= 0 {
 		w = contraction(w, i)
 	}
@@ -206,6 +284,44 @@ func Word(w string, emit func(string)) {
 	emit(s)
 }
 
+// cjkTerms calls emit with the overlapping bigrams of a run of CJK
+// characters (默认端口 → 默认 认端 端口), or the character itself when the
+// run is one. Chinese and Japanese put no spaces between words, and a
+// dictionary segmenter is large and language-bound; bigrams are what
+// Lucene's CJKAnalyzer does: a two-character word, the most common kind,
+// is one term, and a longer word a phrase of bigrams that BM25 and the
+// proximity rerank reward when they stand together. The run is put in
+// NFKC first (half-width ｶﾀｶﾅ is カタカナ), but its marks are kept: a
+// dakuten tells ガ from カ.
+func cjkTerms(run string, emit func(string)) {
+	common := true
+	for _, r := range run {
+		if !commonCJK(r) {
+			common = false
+			break
+		}
+	}
+	if !common {
+		run = norm.NFKC.String(run)
+	}
+	a, b := -1, -1 // the starts of the last two characters
+	for i, r := range run {
+		if !common && i > 0 && unicode.Is(unicode.Mn, r) {
+			continue // a mark belongs to its character
+		}
+		if a >= 0 {
+			emit(run[a:i])
+		}
+		a, b = b, i
+	}
+	switch {
+	case a >= 0:
+		emit(run[a:])
+	case b >= 0:
+		emit(run) // one character
+	}
+}
+
 // contraction reads a folded word with an apostrophe at i: a clitic is
 // dropped (don't → do, user's → user, can't → can), any other apostrophe
 // is removed (o'clock → oclock).
@@ -225,22 +341,36 @@ func contraction(w string, i int) string {
 	return base
 }
 
-// fold lowercases w and strips its diacritics (café → cafe), as FTS5's
-// remove_diacritics did; ASCII, nearly every word, takes the short way.
-func fold(w string) string {
-	ascii := true
-	for i := 0; i < len(w); i++ {
-		if w[i] >= utf8.RuneSelf {
-			ascii = false
-			break
+// isASCII reports whether s is ASCII: nearly every word of a text, which
+// takes the short way (a lowercase copy) past Unicode folding.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
 	}
-	if ascii {
-		return strings.ToLower(w)
+	return true
+}
+
+// hasCJK reports whether s holds a CJK character.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if cjk(r) {
+			return true
+		}
 	}
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	return false
+}
+
+// foldUnicode is what a search engine compares words by: full case folding
+// (Maßnahmen → massnahmen, as ß is ss), compatibility forms in NFKC
+// (ﬁle → file, full-width ＨＴＴＰ２ → http2) and diacritics removed
+// (café → cafe, as FTS5's remove_diacritics did). On ASCII it is
+// strings.ToLower, which Word uses there instead.
+func foldUnicode(w string) string {
+	t := transform.Chain(norm.NFKD, cases.Fold(), runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 	if s, _, err := transform.String(t, w); err == nil {
-		w = s
+		return s
 	}
 	return strings.ToLower(w)
 }
@@ -265,7 +395,8 @@ func stem(w string) string {
 // 7 and the chunks that hold the flag a lead the question never asked for.
 type QueryTerm struct{ Term, Word string }
 
-// Query is the terms to search for a question: its words, then its squashed identifiers, then the
+// Query is the terms to search for a question: its words, then its
+// squashed identifiers, then the parts of its camelCase words, then the
 // identifiers its plain words may squash, each once, at most
 // MaxQueryTerms.
 func Query(text string) []string {
@@ -288,6 +419,19 @@ func QueryTerms(text string) []QueryTerm {
 	}
 	Words(text, func(t string) { add(t, "") })
 	Identifiers(text, func(id string) { add(IdentPrefix+id, "") })
+	// A camelCase word is searched whole and by its parts, as plain words:
+	// a question naming PersistentVolumeClaim also finds the text about
+	// persistent volume claims. Not one inside a qualified name
+	// (context.WithTimeout, fs.ErrExist): that names one symbol, and its
+	// parts (timeout; err, exist) found the many texts that merely use the
+	// words, costing the Go set two answers from the top 5.
+	for _, tok := range strings.Fields(text) {
+		qualified := false
+		Identifiers(tok, func(string) { qualified = true })
+		if !qualified {
+			fields(tok, func(w string) { Parts(w, func(p string) { add(p, "") }) })
+		}
+	}
 	fields(text, func(w string) {
 		if ident, term := expansion(w); ident != "" {
 			add(ident, term)
@@ -301,6 +445,12 @@ func QueryTerms(text string) []QueryTerm {
 // (a stopword) or too short to be an identifier.
 func expansion(w string) (ident, term string) {
 	l := strings.ToLower(w)
+	if !isASCII(l) {
+		if hasCJK(w) {
+			return "", "" // bigrams: no identifier
+		}
+		l = foldUnicode(w) // ＫＥＥＰＡＬＩＶＥ is keepalive
+	}
 	if len(l) <= 2 || !isSquashed(l) {
 		return "", ""
 	}
@@ -315,10 +465,11 @@ func expansion(w string) (ident, term string) {
 	return IdentPrefix + l, term
 }
 
-// isSquashed reports whether l is already as squash leaves it.
+// isSquashed reports whether l is already as squash leaves it, in the
+// ASCII an identifier is written in.
 func isSquashed(l string) bool {
 	for _, r := range l {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127) {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
 			return false
 		}
 	}

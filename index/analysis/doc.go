@@ -1,5 +1,7 @@
 package analysis
 
+import "unicode/utf8"
+
 // Fields are the parts of a chunk the index analyses.
 type Fields struct {
 	Path    string // the file, relative to its source
@@ -46,6 +48,10 @@ func Analyze(f Fields) Doc {
 	}
 	Words(f.Path, func(t string) { inc(&term(t).Path) })
 	fields(f.Heading, func(w string) {
+		if cjkRun(w) {
+			cjkTerms(w, func(t string) { inc(&term(t).Heading) })
+			return
+		}
 		a := analyzeField(w)
 		if a.term != "" {
 			inc(&term(a.term).Heading)
@@ -55,6 +61,10 @@ func Analyze(f Fields) Doc {
 		}
 	})
 	fields(f.Body, func(w string) {
+		if cjkRun(w) { // bigrams, seldom repeated: not worth the cache
+			cjkTerms(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+			return
+		}
 		a := analyzeField(w)
 		if a.term != "" {
 			inc(&term(a.term).Body)
@@ -66,4 +76,15 @@ func Analyze(f Fields) Doc {
 	})
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
 	return d
+}
+
+// cjkRun reports whether a field of fields is a run of CJK characters
+// (fields keeps them apart from other letters): a character from U+1100
+// up starts with a byte of 0xE1 or more.
+func cjkRun(w string) bool {
+	if w[0] < 0xE1 {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(w)
+	return cjk(r)
 }

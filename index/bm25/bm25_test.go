@@ -215,3 +215,20 @@ func TestMergeScoresAWordOnce(t *testing.T) {
 		t.Errorf("Merge = %+v, want %+v (the better of word and scaled part per chunk)", got, want)
 	}
 }
+
+// Every bigram of a CJK run is an occurrence: a clause that holds two
+// words of the question holds both, not the last one read.
+func TestProximityCountsEachBigramOfARun(t *testing.T) {
+	p := NewProximity([]string{"默认", "端口", "修改"}, []float64{1, 1, 1})
+	for text, want := range map[string]float64{
+		"服务的默认端口是9090":       2,
+		"默认端口\n\n\n\n\n可以修改": 2, // 修改 is out of the window
+		"服务的默认端口是9090，可以修改。": 3,
+	} {
+		for range 2 { // the second time from the cache
+			if got := p.Score(text); got != want {
+				t.Errorf("Score(%q) = %v, want %v", text, got, want)
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ type Proximity struct {
 	short  bool           // a stem under two bytes: no prefix filter
 	cache  map[string]int // lowercased word → query word, or -1
 	buf    []byte
+	hits   []int // the query words of a multi-term word
 	occ    []occurrence
 	count  []int
 }
@@ -96,20 +97,31 @@ func (p *Proximity) Score(text string) float64 {
 // flush looks up the word in buf. A word is stemmed (by word, as at index
 // time) only when it starts as a query stem does: stemming keeps the first
 // two bytes, so no other word can match; a word with diacritics is folded
-// first, so it is always looked at.
+// first, so it is always looked at. A run of CJK characters is many terms
+// (its bigrams), each an occurrence; it is read again each time it comes
+// (multiTerm in the cache), as such runs are seldom repeated.
 func (p *Proximity) flush(line int) {
 	if len(p.buf) == 0 {
 		return
 	}
 	qi, ok := p.cache[string(p.buf)]
-	if !ok {
+	if !ok || qi == multiTerm {
 		qi = -1
 		if p.short || len(p.buf) < 2 || p.prefix[[2]byte{p.buf[0], p.buf[1]}] || !ascii(p.buf) {
+			n, hits := 0, p.hits[:0]
 			analysis.Word(string(p.buf), func(t string) {
+				n++
 				if i, ok := p.want[t]; ok {
 					qi = i
+					hits = append(hits, i)
 				}
 			})
+			if p.hits = hits; n > 1 {
+				for _, i := range hits {
+					p.occ = append(p.occ, occurrence{line, i})
+				}
+				qi = multiTerm
+			}
 		}
 		p.cache[string(p.buf)] = qi
 	}
@@ -118,6 +130,9 @@ func (p *Proximity) flush(line int) {
 	}
 	p.buf = p.buf[:0]
 }
+
+// multiTerm marks a cached word that gives more than one term.
+const multiTerm = -2
 
 func ascii(b []byte) bool {
 	for _, c := range b {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/analysis"
 )
 
 // localTarget is the write side of a local index: a folder of SQLite
@@ -232,6 +233,10 @@ func (w *localWriter) checkFormat(ctx context.Context, rebuild bool) error {
 }
 
 func (w *localWriter) Prepare(f *index.FileUpdate) { prepare(f) }
+
+// AnalyserVersion is the keyword analyser's version: a new one analyses
+// every document again on the next build.
+func (w *localWriter) AnalyserVersion() string { return analysis.Version }
 
 func (w *localWriter) PreviousSources(context.Context) ([]string, error) { return w.previous, nil }
 

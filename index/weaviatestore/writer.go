@@ -337,6 +337,10 @@ func (w *Writer) genState() *genState {
 // them (see schema.go).
 type analysed struct{ terms, headingTerms, identifiers string }
 
+// AnalyserVersion is the keyword analyser's version: a new one analyses
+// every document again on the next build.
+func (w *Writer) AnalyserVersion() string { return analysis.Version }
+
 // Prepare analyses f's chunks for the keyword properties on a build
 // worker (index.Writer).
 func (w *Writer) Prepare(f *index.FileUpdate) {
