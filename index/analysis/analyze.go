@@ -393,7 +393,14 @@ func stem(w string) string {
 // no more than that term. Weighted by its own rarity, the stray identifier
 // of a common word (time, from some --time flag) gave the word an idf near
 // 7 and the chunks that hold the flag a lead the question never asked for.
-type QueryTerm struct{ Term, Word string }
+// Part is set on a word searched because it is a part of a camelCase word
+// of the question (PersistentVolumeClaim: persistent, volume, claim): it
+// is weaker evidence than the identifier, which must rank above a text
+// that merely says the parts.
+type QueryTerm struct {
+	Term, Word string
+	Part       bool
+}
 
 // Query is the terms to search for a question: its words, then its
 // squashed identifiers, then the parts of its camelCase words, then the
@@ -414,7 +421,7 @@ func QueryTerms(text string) []QueryTerm {
 	add := func(t, w string) {
 		if !seen[t] && len(terms) < MaxQueryTerms {
 			seen[t] = true
-			terms = append(terms, QueryTerm{t, w})
+			terms = append(terms, QueryTerm{Term: t, Word: w})
 		}
 	}
 	Words(text, func(t string) { add(t, "") })
@@ -429,7 +436,14 @@ func QueryTerms(text string) []QueryTerm {
 		qualified := false
 		Identifiers(tok, func(string) { qualified = true })
 		if !qualified {
-			fields(tok, func(w string) { Parts(w, func(p string) { add(p, "") }) })
+			fields(tok, func(w string) {
+				Parts(w, func(p string) {
+					if !seen[p] && len(terms) < MaxQueryTerms {
+						seen[p] = true
+						terms = append(terms, QueryTerm{Term: p, Part: true})
+					}
+				})
+			})
 		}
 	}
 	fields(text, func(w string) {

@@ -663,6 +663,10 @@ func (ix *Index) lexicalHits(ctx context.Context, query string, k int, proximity
 			continue
 		}
 		idf := bm25.IDF(int(docs), df)
+		if qt.Part {
+			// As a text's camelCase parts weigh against its words.
+			idf *= partWeight
+		}
 		if qt.Word != "" {
 			// A plain word's identifier weighs no more than the word:
 			// as much when the word is nowhere else (keepalive).
