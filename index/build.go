@@ -165,7 +165,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		b.report("done")
 		return nil
 	}
-	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Batch: b.opt.Only != nil, Progress: func(phase string, done, total int) {
+	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
 		b.report(phase)
 	}})
@@ -185,7 +185,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 // rebuild rather than resume it.
 func (b *builder) begin(ctx context.Context, t Target, discardNext bool) (Writer, error) {
 	paths := b.opt.Paths
-	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, DiscardNext: discardNext, DeferVectors: b.opt.DeferVectors, Batch: b.opt.Only != nil, Notice: b.notice, Before: func(exists bool) error {
+	w, err := t.BeginWrite(ctx, WriteRequest{Name: b.opt.Name, Rebuild: b.opt.Rebuild, KeepSources: b.opt.Rebuild && len(paths) == 0, DiscardNext: discardNext, DeferVectors: b.opt.DeferVectors, Notice: b.notice, Before: func(exists bool) error {
 		if !exists && len(paths) == 0 {
 			return fmt.Errorf("%w: index %q has no sources yet: name a folder, e.g. `lore index ./docs`", ErrNoSources, b.opt.Name)
 		}

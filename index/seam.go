@@ -108,11 +108,7 @@ type WriteRequest struct {
 	// there (BuildOptions.DeferVectors): the writer takes them and
 	// remembers them as pending (Writer.PendingVectors).
 	DeferVectors bool
-	// Batch is a sync batch (BuildOptions.Only): a store may skip the
-	// checks of the whole index that the watcher's first refresh made
-	// (they cost in proportion to the index, not to the batch).
-	Batch  bool
-	Notice func(string)
+	Notice       func(string)
 	// Before is told whether the index exists (built, or a build begun)
 	// before the target creates anything: a build refuses there what must
 	// leave nothing behind (no sources, an embedder that does not answer).

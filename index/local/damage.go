@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/lore-cli/lore/index"
@@ -120,6 +121,7 @@ func checkRows(ctx context.Context, db *sql.DB, name, pragma string) error {
 // written to skip FTS5's own check, nine tenths of quickCheck's time when
 // lore's keyword index was FTS5.)
 func checkPages(ctx context.Context, db *sql.DB, name string) error {
+	pageChecks.Add(1)
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'`)
 	if err != nil {
 		return checkError(ctx, name, err)
@@ -144,6 +146,10 @@ func checkPages(ctx context.Context, db *sql.DB, name string) error {
 	}
 	return nil
 }
+
+// pageChecks counts the whole-index checks, which tests of the writers
+// that skip them read.
+var pageChecks atomic.Int64
 
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 

@@ -52,6 +52,9 @@ type localWriter struct {
 	staleAll bool // too many to list: collect over every vector
 	dim      int
 	fresh    bool // no meta written yet
+	// published: Publish succeeded, so Close may stamp the database as
+	// checked (verified.go).
+	published bool
 }
 
 // staleMax is how many hashes a build lists for a scoped garbage
@@ -170,21 +173,25 @@ func (t localTarget) BeginWrite(ctx context.Context, req index.WriteRequest) (_ 
 	if err := os.MkdirAll(genDir, 0o755); err != nil {
 		return nil, err
 	}
-	existed := fileExists(filepath.Join(genDir, dbFile))
+	dbPath := filepath.Join(genDir, dbFile)
+	existed := fileExists(dbPath)
+	_, stale := staleWriter(genDir)
+	// Taken before this writer touches the files; stale: a writer died.
+	unchanged := takeVerified(dbPath) && !stale
 	if err := markWriting(genDir); err != nil {
 		return nil, err
 	}
-	st, err := openStore(filepath.Join(genDir, dbFile))
+	st, err := openStore(dbPath)
 	if err != nil {
 		clearWriting(genDir)
 		return nil, err
 	}
 	w.st = st
-	if existed && !req.Batch {
+	if existed && !unchanged {
 		// A damaged database must not be written to, nor called unchanged.
-		// A watcher's batches skip it: its first refresh checked, and each
-		// check reads every page (over a second a save at 100k chunks with
-		// vectors); SQLite still refuses a damaged page a batch touches.
+		// One this process published and nothing touched since is as
+		// checked as it was then (verified.go): a live-sync batch does
+		// not read the whole index again.
 		if err := checkPages(ctx, st.db, req.Name); err != nil {
 			return nil, err
 		}
@@ -453,6 +460,7 @@ func (w *localWriter) Publish(ctx context.Context, p index.PublishOptions) (file
 		os.Remove(filepath.Join(w.dir, nextFile))
 		removeStaleGenerations(w.dir)
 	}
+	w.published = true
 	return files, chunks, nil
 }
 
@@ -465,6 +473,12 @@ func (w *localWriter) Close() error {
 	var err error
 	if w.st != nil {
 		err = w.st.Close()
+		dbPath := filepath.Join(w.dir, w.gen, dbFile)
+		if err == nil && w.published {
+			rememberVerified(dbPath)
+		} else {
+			forgetVerified(dbPath)
+		}
 		clearWriting(filepath.Join(w.dir, w.gen))
 	}
 	w.lk.release()
