@@ -12,6 +12,7 @@ require (
 	github.com/charmbracelet/colorprofile v0.4.3
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/charmbracelet/x/exp/golden v0.1.0
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-openapi/strfmt v0.25.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0

@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lore-cli/lore/agent"
@@ -78,7 +77,10 @@ type Engine struct {
 	rrFailed     bool      // the reranker failed at run time: searches keep the fused order
 	told         map[string]bool
 	subs         subscribers // Subscribe's functions
-	keepFresh    atomic.Bool // KeepFresh was called and its context lives
+	// freshCtx is KeepFresh's context (nil: not called); keepers the
+	// indexes it keeps fresh.
+	freshCtx context.Context
+	keepers  map[string]bool
 	// chatCtx is the trained context length of each model found ready
 	// (0: the server did not say): a prompt must fit it.
 	chatCtx map[string]int

@@ -28,6 +28,11 @@ type BuildRequest struct {
 	// (flags); the others come from what the index remembers, else the
 	// configuration.
 	Told []string
+	// Only, DeferVectors, FillVectors and KeepEmptied are a sync batch's
+	// (see index.BuildOptions).
+	Only                      []string
+	DeferVectors, FillVectors bool
+	KeepEmptied               bool
 	// Progress and Notice, when set, are called from the build's goroutine.
 	Progress func(index.Progress)
 	Notice   func(string)
@@ -116,6 +121,10 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 		MaxFileSize:    cfg.MaxFileSize,
 		Walk:           ingest.WalkOptions{FollowSymlinks: cfg.FollowSymlinks},
 		Remember:       remember,
+		Only:           req.Only,
+		DeferVectors:   req.DeferVectors,
+		FillVectors:    req.FillVectors,
+		KeepEmptied:    req.KeepEmptied,
 		Progress:       req.Progress,
 		Notice: func(msg string) {
 			slog.Warn(msg)
@@ -127,7 +136,9 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	for _, n := range notices {
 		bo.Notice(n)
 	}
-	slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", model)
+	if req.Only == nil {
+		slog.Info("index", "name", cfg.Index, "paths", req.Paths, "rebuild", req.Rebuild, "embedder", model)
+	}
 	return e.store.Build(ctx, bo)
 }
 

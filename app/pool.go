@@ -228,6 +228,7 @@ func (e *Engine) openIndexFor(ctx context.Context, name string) (*openIndex, err
 	if err != nil {
 		return nil, err
 	}
+	e.keepFreshIndex(name)
 	o := &openIndex{ix: ix, name: name}
 	// What the index was built with is read once per generation: a
 	// cancelled first caller must not make it look keyword-only for good.

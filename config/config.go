@@ -126,6 +126,10 @@ type Config struct {
 	// MCPMaxSessions is how many sessions `lore mcp --http` holds at once:
 	// to open another, the least recently used idle one is closed.
 	MCPMaxSessions int `yaml:"mcp-max-sessions"`
+	// Watch lets the chat, lore serve and lore mcp keep the indexes they
+	// have open in step with their files (one process writes an index at a
+	// time; the others pick up what it wrote). --no-watch turns it off.
+	Watch bool `yaml:"watch"`
 
 	// Store is where indexes live: local (SQLite files under the data
 	// folder) or weaviate (a Weaviate cluster, shared by a team).
@@ -184,6 +188,7 @@ func Defaults() Config {
 		ServeMaxConcurrent:   4,
 		ServeQueue:           16,
 		MCPMaxSessions:       64,
+		Watch:                true,
 
 		Store:                    "local",
 		WeaviateCollectionPrefix: "Lore",

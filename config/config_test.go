@@ -65,6 +65,39 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+// TestWatchSetting: the chat, serve and mcp keep their indexes fresh
+// unless the user said not to, in the file, the environment or a flag.
+func TestWatchSetting(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "off.yaml")
+	os.WriteFile(file, []byte("watch: false\n"), 0o644)
+	for _, tt := range []struct {
+		name  string
+		file  string
+		env   map[string]string
+		flags Flags
+		want  bool
+	}{
+		{"default", "", nil, nil, true},
+		{"file", file, nil, nil, false},
+		{"env", "", map[string]string{"LORE_WATCH": "false"}, nil, false},
+		{"env over file", file, map[string]string{"LORE_WATCH": "true"}, nil, true},
+		{"flag over env", "", map[string]string{"LORE_WATCH": "true"}, Flags{"watch": "false"}, false},
+	} {
+		env := map[string]string{"HOME": dir}
+		for k, v := range tt.env {
+			env[k] = v
+		}
+		c, err := Load(tt.file, envOf(env), tt.flags)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if c.Watch != tt.want {
+			t.Errorf("%s: watch %v, want %v", tt.name, c.Watch, tt.want)
+		}
+	}
+}
+
 func TestDefaultsAndXDG(t *testing.T) {
 	dir := t.TempDir()
 	c, err := Load("", envOf(map[string]string{"HOME": dir, "OLLAMA_HOST": "10.0.0.5"}), nil)
@@ -146,6 +179,8 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"max open indexes", write("max-open-indexes: 0\n"), nil, nil, "max-open-indexes:"},
 		{"serve max concurrent", "", map[string]string{"LORE_SERVE_MAX_CONCURRENT": "0"}, nil, "serve-max-concurrent:"},
 		{"serve queue", "", nil, Flags{"serve-queue": "-1"}, "serve-queue:"},
+		{"watch env", "", map[string]string{"LORE_WATCH": "sometimes"}, nil, "LORE_WATCH: \"sometimes\" is not true or false"},
+		{"watch in file", write("watch: maybe\n"), nil, nil, "watch: \"maybe\" is not true or false"},
 		{"missing explicit file", filepath.Join(dir, "nope.yaml"), nil, nil, "nope.yaml"},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package doctor
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"github.com/lore-cli/lore/app"
 	"github.com/lore-cli/lore/config"
 	"github.com/lore-cli/lore/index"
+	"github.com/lore-cli/lore/index/hnsw"
 	"github.com/lore-cli/lore/index/ingest"
 	"github.com/lore-cli/lore/index/local"
 	"github.com/lore-cli/lore/internal/dbtest"
@@ -249,6 +251,20 @@ func TestGoldenBroken(t *testing.T) {
 		}, func(t *testing.T, r Report) {
 			want(t, r, "index", "graph", Fail, "lore index")
 		}},
+		{"graph_sparse", func(f *fixture) {
+			// A graph file an earlier lore saved after deleting most files:
+			// 90 of its 100 nodes deleted, their vectors gone from index.db.
+			for i := range 100 {
+				f.writeDoc(fmt.Sprintf("many/n%03d.md", i), fmt.Sprintf("# Note %d\n\nword%d\n", i, i))
+			}
+			f.build()
+			sparsen(t, f.genFile("graph.hnsw"), f.genFile("index.db"), 90)
+		}, func(t *testing.T, r Report) {
+			want(t, r, "index", "graph", Fail, "lore index")
+			if c := line(r, "index", "graph"); !strings.Contains(c.Detail, "deleted nodes") || !strings.Contains(c.Detail, "`lore index` saves it compacted") {
+				t.Errorf("graph check: %q", c.Detail)
+			}
+		}},
 		{"files_changed", func(f *fixture) {
 			f.build()
 			f.writeDoc("guide.md", "# Guide\n\n## Install\n\nRun `make install`, then `lore index ~/notes`.\n")
@@ -336,6 +352,56 @@ func TestGoldenBroken(t *testing.T) {
 			}
 			golden.RequireEqual(t, f.text(r))
 		})
+	}
+}
+
+// sparsen deletes n nodes of the graph file at graphPath and their
+// vectors in the index.db at dbPath, as a refresh by a lore that did not
+// compact its graph left them.
+func sparsen(t *testing.T, graphPath, dbPath string, n int) {
+	t.Helper()
+	g, meta, err := hnsw.Open(graphPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	keys := g.Keys()
+	slices.Sort(keys)
+	for _, k := range keys[:n] {
+		g.Delete(k)
+		if _, err := db.Exec(`DELETE FROM vectors WHERE id = ?`, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := g.WriteTo(&b, meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(graphPath, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A graph file that live sync left behind by a few vectors, on purpose,
+// is fine: doctor says so rather than fail it.
+func TestGraphBehindByLiveSync(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.build()
+	f.writeDoc("new.md", "# New\n\nWritten after the index, saved by a watcher.\n")
+	u, _ := url.Parse(f.srv.URL)
+	emb := ollama.NewEmbedder(ollama.NewClient(u, nil, ollama.Timeouts{}), f.srv.URL, cfg.EmbedModel)
+	if _, err := local.Build(context.Background(), cfg.IndexDir(), index.BuildOptions{Name: cfg.Index, Only: []string{filepath.Join(f.docs, "new.md")}, Embedder: emb,
+		EmbedBatchSize: 8, Chunk: ingest.ChunkOptions{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap}, MaxFileSize: cfg.MaxFileSize}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run()
+	if c := line(r, "index", "graph"); c.Status != OK || !strings.Contains(c.Detail, "1 vector behind") {
+		t.Errorf("graph check of a file one batch behind: %s %q %q", c.Status, c.Detail, c.Fix)
 	}
 }
 

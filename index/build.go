@@ -59,6 +59,7 @@ type builder struct {
 	progress Progress
 	noticed  map[string]bool
 	pdfTool  bool
+	wrote    bool // chunks, skip records, vectors or removals were written
 }
 
 func (b *builder) notice(msg string) {
@@ -133,7 +134,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 	if err != nil {
 		return err
 	}
-	if len(jobs) > 0 && b.opt.Embedder != nil {
+	if len(jobs) > 0 && b.opt.Embedder != nil && !b.opt.DeferVectors {
 		if err := b.checkEmbedder(ctx); err != nil {
 			return err
 		}
@@ -156,8 +157,15 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		if err := w.RemoveDocuments(ctx, removed); err != nil {
 			return fmt.Errorf("remove deleted files: %w", err)
 		}
+		b.wrote = true
 	}
-	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
+	if b.opt.Only != nil && !b.wrote {
+		// A sync batch that found nothing changed (a touch, a temporary
+		// file come and gone): nothing to publish, readers keep theirs.
+		b.report("done")
+		return nil
+	}
+	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Batch: b.opt.Only != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
 		b.report(phase)
 	}})
@@ -361,6 +369,7 @@ type job struct {
 	src  Source
 	e    ingest.Entry
 	prev *DocState
+	fill bool // its chunks lack vectors (FillVectors): read it though it is unchanged
 }
 
 // scan walks the sources and sorts files into work to do, unchanged, and
@@ -378,7 +387,9 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 	for i, s := range sources {
 		roots[i] = s.Root
 	}
-	walked, err := ingest.WalkRoots(ctx, roots, b.opt.Walk)
+	walk := b.opt.Walk
+	walk.Only = b.opt.Only
+	walked, err := ingest.WalkRoots(ctx, roots, walk)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -387,13 +398,35 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 		if wanted != nil && !wanted[src.ID] {
 			continue // walked only to claim its files
 		}
+		// scope is what of src this build looks at: nil all of it.
+		var scope []string
+		if b.opt.Only != nil {
+			if scope = ingest.Scope(src.Root, b.opt.Only); scope == nil {
+				continue
+			}
+			if scope[0] == "" {
+				scope = nil
+			}
+		}
 		if w.Err != nil {
+			b.sum.Missing = append(b.sum.Missing, src.Root)
 			b.notice(fmt.Sprintf("source %s is not readable (%v); its files stay in the index as they were", src.Root, ingest.ShortErr(w.Err)))
 			continue
 		}
 		docs, err := b.w.Documents(ctx, src.ID)
 		if err != nil {
 			return nil, nil, err
+		}
+		if b.opt.KeepEmptied && emptyDir(src.Root) && holdsFiles(docs) {
+			b.sum.Missing = append(b.sum.Missing, src.Root)
+			b.notice(fmt.Sprintf("source %s is empty now (an unmounted disk?): its files stay in the index, marked missing; `lore index` drops them", src.Root))
+			continue
+		}
+		var fill map[string]bool
+		if b.opt.FillVectors && b.opt.Embedder != nil && !b.opt.DeferVectors {
+			if fill, err = b.w.PendingVectors(ctx, src.ID); err != nil {
+				return nil, nil, err
+			}
 		}
 		seen := make(map[string]bool, len(entries))
 		for _, e := range entries {
@@ -405,11 +438,12 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				}
 				if known && prev.Status == StatusIndexed {
 					b.sum.FilesRemoved++ // its chunks leave the index
+					b.listed(&b.sum.Deleted, src.Root, e.Rel)
 				}
 				b.skipped(src.Root, e.Rel, e.Reason)
 				continue
 			}
-			if known && b.unchanged(prev, e) {
+			if known && b.unchanged(prev, e) && !fill[e.Rel] {
 				if prev.Status == StatusSkipped {
 					b.skipped(src.Root, e.Rel, prev.Reason)
 				} else {
@@ -417,7 +451,7 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 				}
 				continue
 			}
-			j := job{src: src, e: e}
+			j := job{src: src, e: e, fill: fill[e.Rel]}
 			if known {
 				j.prev = &prev
 			}
@@ -428,9 +462,10 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 			continue
 		}
 		for p, d := range docs {
-			if !seen[p] {
+			if !seen[p] && ingest.InScope(scope, p) {
 				removed = append(removed, d.ID)
 				if d.Status == StatusIndexed {
+					b.listed(&b.sum.Deleted, src.Root, p)
 					// Only a file that was searchable leaves the index: a
 					// skip record (a file or folder it never held) going
 					// is no removal to report.
@@ -443,8 +478,36 @@ func (b *builder) scan(ctx context.Context, sources []Source, wanted map[int64]b
 		if err := b.w.WriteFiles(ctx, walkSkips); err != nil {
 			return nil, nil, err
 		}
+		b.wrote = true
 	}
 	return jobs, removed, nil
+}
+
+// emptyDir tells whether dir is a folder with nothing in it.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return err != nil && len(names) == 0
+}
+
+func holdsFiles(docs map[string]DocState) bool {
+	for _, d := range docs {
+		if d.Status == StatusIndexed {
+			return true
+		}
+	}
+	return false
+}
+
+// listed adds a document to one of a scoped build's lists.
+func (b *builder) listed(to *[]File, root, rel string) {
+	if b.opt.Only != nil {
+		*to = append(*to, File{Source: ingest.SourceDir(root, rel), Path: rel})
+	}
 }
 
 const racyWindow = 2 * time.Second
@@ -551,8 +614,12 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip("unreadable: " + ingest.ShortErr(err))
 	}
 	up.Hash = ContentHash(data)
+	same := false
 	if p := j.prev; p != nil && p.Status == StatusIndexed && p.Hash == up.Hash && p.Chunker == b.sig {
-		return result{root: j.src.Root, up: up, same: true}
+		if !j.fill {
+			return result{root: j.src.Root, up: up, same: true}
+		}
+		same = true // chunked again only for the vectors they lack
 	}
 	doc, err := ingest.Load(ctx, j.e.Abs, data, b.opt.Chunk)
 	switch {
@@ -564,6 +631,9 @@ func (b *builder) load(ctx context.Context, j job) result {
 		return skip("failed to load: " + err.Error())
 	}
 	up.Chunks = doc.Chunks
+	if same {
+		return result{root: j.src.Root, up: up, same: true}
+	}
 	b.w.Prepare(&up)
 	r := result{root: j.src.Root, up: up}
 	if doc.Repaired {
@@ -590,6 +660,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			b.skipped(r.root, r.up.Path, r.up.Reason)
 			if r.dropped {
 				b.sum.FilesRemoved++
+				b.listed(&b.sum.Deleted, r.root, r.up.Path)
 			}
 			if r.up.Reason == ingest.ErrNoPDFTool.Error() {
 				b.notice("PDF files skipped: " + ingest.ErrNoPDFTool.Error())
@@ -598,11 +669,12 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 		}
 		if r.same {
 			b.sum.FilesUnchanged++
-			continue
+		} else {
+			b.sum.FilesIndexed++
+			b.sum.Chunks += len(r.up.Chunks)
+			b.listed(&b.sum.Updated, r.root, r.up.Path)
 		}
-		b.sum.FilesIndexed++
-		b.sum.Chunks += len(r.up.Chunks)
-		for _, p := range r.up.Chunks {
+		for _, p := range r.up.Chunks { // a same file's only when it lacks vectors
 			h := p.Hash()
 			if _, ok := texts[h]; !ok {
 				texts[h] = p.EmbedText()
@@ -622,6 +694,12 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 				todo = append(todo, h)
 			}
 		}
+		if b.opt.DeferVectors {
+			// The embedder is down: the chunks go in for keyword search
+			// now, their vectors when a FillVectors build finds them.
+			b.sum.VectorsPending += len(todo)
+			todo = nil
+		}
 		for i := 0; i < len(todo); i += b.opt.EmbedBatchSize {
 			batch := todo[i:min(i+b.opt.EmbedBatchSize, len(todo))]
 			in := make([]string, len(batch))
@@ -640,6 +718,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 			if err := b.w.PutVectors(ctx, batch, vecs); err != nil {
 				return fmt.Errorf("store vectors: %w", err)
 			}
+			b.wrote = true
 			b.sum.ChunksEmbedded += len(batch)
 			b.progress.ChunksEmbedded = b.sum.ChunksEmbedded
 			b.progress.Done = b.filesShare(float64(b.progress.FilesDone) + float64(len(group))*float64(i+len(batch))/float64(len(todo)))
@@ -651,6 +730,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	var full, statOnly []FileUpdate
 	for _, r := range group {
 		if r.same {
+			r.up.Chunks = nil // only its vectors were wanted
 			statOnly = append(statOnly, r.up)
 		} else {
 			full = append(full, r.up)
@@ -659,6 +739,7 @@ func (b *builder) flush(ctx context.Context, group []result) error {
 	if err := b.w.WriteFiles(ctx, full); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
+	b.wrote = b.wrote || len(full) > 0
 	if err := b.w.TouchFiles(ctx, statOnly); err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}

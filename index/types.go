@@ -81,10 +81,14 @@ type GraphStatus struct {
 	// none): there is no graph to check.
 	Needed  bool
 	Present bool
-	Nodes   int    // live vectors in the graph file
-	Vectors int    // vectors stored in index.db
-	Missing int    // stored vectors the graph lacks
-	Extra   int    // graph nodes whose vector is gone from index.db
+	Nodes   int // live vectors in the graph file
+	Vectors int // vectors stored in index.db
+	Missing int // stored vectors the graph lacks
+	Extra   int // graph nodes whose vector is gone from index.db
+	// Lag is Missing+Extra when live-sync batches left them on purpose:
+	// the file is saved again once they add up (searches add them from
+	// index.db as they load it), so it is no problem.
+	Lag     int
 	Problem string // "" when the file is whole and in step with index.db
 }
 
@@ -248,6 +252,11 @@ type BuildOptions struct {
 	// (Writer.PendingVectors) and embeds what they lack, though they did
 	// not change: the vectors a DeferVectors build left pending.
 	FillVectors bool
+	// KeepEmptied keeps the documents of a source folder that is there
+	// but empty, as if it were missing: an unmounted disk leaves its
+	// mount point empty, and a watcher must not empty the index for it.
+	// A `lore index` run on purpose drops them.
+	KeepEmptied bool
 	Workers     int
 	// Progress, if set, is called often from one goroutine; keep it cheap.
 	Progress func(Progress)
@@ -291,10 +300,16 @@ type Summary struct {
 	// VectorsPending counts the chunks this build wrote without vectors
 	// (DeferVectors).
 	VectorsPending int
-	Seconds        float64
-	TotalFiles     int
-	TotalChunks    int
-	Warnings       []string
+	// Missing are the source folders not on this machine (or, with
+	// KeepEmptied, empty): their documents were kept.
+	Missing []string
+	// Updated and Deleted are the documents this build wrote and
+	// removed; listed only for a scoped build (BuildOptions.Only).
+	Updated, Deleted []File
+	Seconds          float64
+	TotalFiles       int
+	TotalChunks      int
+	Warnings         []string
 }
 
 // Document statuses a FileUpdate carries.

@@ -44,9 +44,38 @@ type fixture struct {
 	docs   string
 	cs     *mcp.ClientSession
 
+	// sync stands in for the engine's live sync: tests send SyncEvents
+	// through it; the client's list_changed and updated notifications
+	// arrive on listChanged and updated.
+	sync        *syncEngine
+	listChanged chan struct{}
+	updated     chan string
+
 	mu       sync.Mutex
 	dialed   []string
 	progress []string
+}
+
+// syncEngine is the real engine whose SyncEvents a test sends.
+type syncEngine struct {
+	*app.Engine
+	mu  sync.Mutex
+	fns []func(app.SyncEvent)
+}
+
+func (e *syncEngine) Subscribe(fn func(app.SyncEvent)) func() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fns = append(e.fns, fn)
+	return func() {}
+}
+
+func (e *syncEngine) publish(ev app.SyncEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, fn := range e.fns {
+		fn(ev)
+	}
 }
 
 func (f *fixture) dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -58,6 +87,13 @@ func (f *fixture) dial(ctx context.Context, network, addr string) (net.Conn, err
 }
 
 func newFixture(t testing.TB, opt Options) *fixture {
+	t.Helper()
+	return newFixtureSpeaking(t, opt, "")
+}
+
+// newFixtureSpeaking is newFixture with a client that asks for protocol
+// version proto ("": the SDK's latest).
+func newFixtureSpeaking(t testing.TB, opt Options, proto string) *fixture {
 	t.Helper()
 	f := &fixture{t: t, ollama: ollamatest.New(t)}
 	cfg := config.Defaults()
@@ -87,7 +123,9 @@ func newFixture(t testing.TB, opt Options) *fixture {
 		t.Fatal(err)
 	}
 	f.cfg, f.eng = cfg, eng
-	srv := New(eng, opt)
+	f.sync = &syncEngine{Engine: eng}
+	f.listChanged, f.updated = make(chan struct{}, 64), make(chan string, 64)
+	srv := New(f.sync, opt)
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
@@ -99,8 +137,20 @@ func newFixture(t testing.TB, opt Options) *fixture {
 			f.progress = append(f.progress, r.Params.Message)
 			f.mu.Unlock()
 		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case f.listChanged <- struct{}{}:
+			default:
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case f.updated <- r.Params.URI:
+			default:
+			}
+		},
 	})
-	f.cs, err = client.Connect(context.Background(), ct, nil)
+	f.cs, err = client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		t.Fatal(err)
 	}

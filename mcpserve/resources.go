@@ -34,13 +34,19 @@ const uriTemplate = "lore://{index}/{+path}"
 // resourcePage is how many documents one resources/list answer holds.
 var resourcePage = 200
 
-func (h *handlers) addResources(s *mcp.Server) {
+// addTemplate registers the template of every document; registering it
+// again has the SDK send notifications/resources/list_changed.
+func (h *handlers) addTemplate(s *mcp.Server) {
 	s.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: uriTemplate,
 		Name:        "document",
 		Title:       "An indexed document",
 		Description: "A document of a lore index, as indexed: lore://INDEX/PATH, PATH as search returns it.",
 	}, h.readResource)
+}
+
+func (h *handlers) addResources(s *mcp.Server) {
+	h.addTemplate(s)
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "resources/list" {

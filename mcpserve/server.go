@@ -34,6 +34,12 @@ type Engine interface {
 	Documents(ctx context.Context, name string) ([]index.File, error)
 	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
 	DefaultIndex() string
+	// Freshness is how far an index is in step with its files (the sync
+	// object of index_status).
+	Freshness(ctx context.Context, name string) (index.Freshness, error)
+	// Subscribe calls fn (which must not block) when documents of an
+	// index changed: the server tells its sessions.
+	Subscribe(fn func(app.SyncEvent)) (cancel func())
 }
 
 // Options configure the server.
@@ -81,10 +87,16 @@ func New(eng Engine, opt Options) *mcp.Server {
 			Logger:       SDKLog(opt.Log),
 			// No logging capability: lore's log is its own file, and a
 			// client's log level has nothing to set.
-			Capabilities: &mcp.ServerCapabilities{},
+			Capabilities:       &mcp.ServerCapabilities{},
+			SubscribeHandler:   subscribe,
+			UnsubscribeHandler: unsubscribe,
 		})
 	h.addTools(s)
 	h.addResources(s)
+	// For as long as the engine lives: lore makes one or two servers per
+	// process.
+	n := &notifier{srv: s, relisted: func() { h.addTemplate(s) }}
+	eng.Subscribe(n.event)
 	s.AddReceivingMiddleware(jsonrpcCodes)
 	return s
 }

@@ -396,6 +396,9 @@ func (h *handlers) indexStatus(ctx context.Context, req *mcp.CallToolRequest, in
 		return nil, wire.IndexStatus{}, toolError(err)
 	}
 	out := wire.NewIndexStatus(st)
+	if f, err := h.eng.Freshness(ctx, in.Index); err == nil {
+		out.Sync = wire.NewSync(f)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "index %s: sources %s\n", out.Index, strings.Join(out.Sources, ", "))
 	if out.Damaged != "" {
@@ -408,6 +411,9 @@ func (h *handlers) indexStatus(ctx context.Context, req *mcp.CallToolRequest, in
 	}
 	if len(out.Skipped) > 0 {
 		fmt.Fprintf(&b, "\n%s skipped", units.Plural(len(out.Skipped), "file"))
+	}
+	if out.Sync != nil {
+		b.WriteString("\n" + syncText(out.Sync))
 	}
 	if len(out.Changed) == 0 {
 		b.WriteString("\nup to date with the files on disk")
@@ -422,6 +428,27 @@ func (h *handlers) indexStatus(ctx context.Context, req *mcp.CallToolRequest, in
 		}
 	}
 	return text(b.String()), out, nil
+}
+
+// syncText says, for a model, whether the index follows its files.
+func syncText(s *wire.Sync) string {
+	if !s.Watching {
+		return "not kept in step with its files: searches see it as the last `lore index` left it"
+	}
+	t := "kept in step with its files by " + oneLine(s.Watcher)
+	switch {
+	case s.Pending > 0:
+		t += fmt.Sprintf(", %s waiting to be indexed", units.Plural(s.Pending, "changed file"))
+	case s.SyncedAt != nil:
+		t += ", synced " + s.SyncedAt.Format(time.RFC3339)
+	}
+	if s.VectorsPending > 0 {
+		t += fmt.Sprintf("; %s found by keyword only until the embedder is back", units.Plural(s.VectorsPending, "chunk"))
+	}
+	if s.Error != "" {
+		t += "; last batch failed: " + oneLine(s.Error)
+	}
+	return t
 }
 
 func (h *handlers) indexPaths(ctx context.Context, req *mcp.CallToolRequest, in BuildIn) (*mcp.CallToolResult, wire.IndexSummary, error) {

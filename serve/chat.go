@@ -70,6 +70,7 @@ func (c *call) start(w http.ResponseWriter, r *http.Request, modelID, badMessage
 	c.model = modelName(mode, ix)
 	in := info(r)
 	in.index, in.question = s.indexName(ix), turn.Question
+	c.index = in.index
 	c.ctx, c.cancel = context.WithCancel(r.Context())
 	// A request is not the user's own conversation: the client keeps its
 	// history and sends it back, so nothing is saved in lore's sessions.
@@ -122,6 +123,7 @@ type call struct {
 	id      string
 	created int64
 	model   string
+	index   string // the index the turn answers from
 	usage   bool
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -296,5 +298,11 @@ type loreExtension struct {
 }
 
 func (c *call) extension(res agent.Result) *loreExtension {
-	return &loreExtension{Answer: wire.NewAnswer(res, ""), Notices: append([]string{}, c.notices...)}
+	ext := &loreExtension{Answer: wire.NewAnswer(res, ""), Notices: append([]string{}, c.notices...)}
+	// Read after the answer, of the index it came from; the request may be
+	// ending, the read is of two small files.
+	if f, err := c.s.eng.Freshness(context.WithoutCancel(c.ctx), c.index); err == nil {
+		ext.Sync = wire.NewSync(f)
+	}
+	return ext
 }

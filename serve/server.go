@@ -36,6 +36,9 @@ type Engine interface {
 	IndexInfo(ctx context.Context, name string) (index.Info, error)
 	ListIndexes(ctx context.Context) ([]index.Info, error)
 	DefaultIndex() string
+	// Freshness is how far an index is in step with its files: the sync
+	// object of the lore extension.
+	Freshness(ctx context.Context, name string) (index.Freshness, error)
 	OllamaStatus(ctx context.Context) error
 	Load() map[string]admit.Stats
 }

@@ -43,6 +43,9 @@ type Engine interface {
 	ListSessions(ctx context.Context) ([]session.Session, error)
 	Build(ctx context.Context, req app.BuildRequest) (index.Summary, error)
 	Changed(ctx context.Context, index string, sources []agent.Source) (map[int]bool, error)
+	// Freshness is how far an index is in step with its files, from
+	// whichever process watches it (the status bar says it).
+	Freshness(ctx context.Context, name string) (index.Freshness, error)
 }
 
 // Options start a chat.
@@ -101,7 +104,8 @@ type Model struct {
 	follow bool
 
 	info      index.Info
-	chatErr   error // why the model cannot answer (banner), nil when it can
+	fresh     index.Freshness // of m.index, as last read (State "" until then)
+	chatErr   error           // why the model cannot answer (banner), nil when it can
 	statusMsg string
 	// The chat's index, mode and model: passed on every call (the engine
 	// keeps none), switched by /index, /mode, /model and a resume.
@@ -244,12 +248,34 @@ type (
 	}
 	quitNowMsg    struct{}
 	pollStatusMsg struct{}
+	// freshMsg is an index's freshness as read; pollFreshMsg reads it
+	// again.
+	freshMsg struct {
+		index string
+		f     index.Freshness
+	}
+	pollFreshMsg struct{}
 )
+
+// freshEvery is how often the chat reads its index's freshness: the
+// watcher may be another process, which tells it nothing.
+var freshEvery = 2 * time.Second
+
+func (m *Model) checkFresh() tea.Cmd {
+	eng, ctx, name := m.eng, m.ctx, m.index
+	return func() tea.Msg {
+		f, err := eng.Freshness(ctx, name)
+		if err != nil {
+			f = index.Freshness{} // unknown: the status bar says nothing
+		}
+		return freshMsg{index: name, f: f}
+	}
+}
 
 // Init asks the terminal for its background and keyboard, and the engine
 // for the index and the model.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.checkStatus(true), textarea.Blink}
+	cmds := []tea.Cmd{m.checkStatus(true), m.checkFresh(), textarea.Blink}
 	if m.theme == "auto" {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
@@ -332,6 +358,22 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Tick(2*time.Second, func(time.Time) tea.Msg { return pollStatusMsg{} })
 		}
 		return m, nil
+	case freshMsg:
+		// One read at a time, each followed by the next: the chain
+		// Init started.
+		next := tea.Tick(freshEvery, func(time.Time) tea.Msg { return pollFreshMsg{} })
+		if msg.index != m.index {
+			return m, next // read before /index switched: read again
+		}
+		synced := !msg.f.SyncedAt.IsZero() && !msg.f.SyncedAt.Equal(m.fresh.SyncedAt) && m.fresh.State != ""
+		m.fresh = msg.f
+		if synced && m.building == nil {
+			// New documents: the chunk count in the status bar follows.
+			return m, tea.Batch(next, m.checkStatus(false))
+		}
+		return m, next
+	case pollFreshMsg:
+		return m, m.checkFresh()
 	case pollStatusMsg:
 		m.polling = false
 		if m.info.Built {

@@ -373,7 +373,7 @@ func ansiStrip(s string) string { return ansi.Strip(s) }
 // isTimer reports messages of timers that re-arm forever.
 func isTimer(msg tea.Msg) bool {
 	switch msg.(type) {
-	case spinner.TickMsg, pollStatusMsg:
+	case spinner.TickMsg, pollStatusMsg, pollFreshMsg:
 		return true
 	}
 	return strings.Contains(fmt.Sprintf("%T", msg), "blink")

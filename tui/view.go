@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lore-cli/lore/agent"
 	"github.com/lore-cli/lore/app"
+	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/internal/excerpt"
 	"github.com/lore-cli/lore/internal/ollama"
 	"github.com/lore-cli/lore/internal/units"
@@ -304,13 +306,19 @@ func (m *Model) statusBar() string {
 		right = m.routeBadge(t) + st.status.Render(m.decided(t))
 	}
 	// On a narrow terminal the route and the time matter more than the
-	// chunk count and the model name: drop those first.
+	// chunk count and the model name: drop those first; how fresh the
+	// index is goes before the name of the index.
+	fresh := ""
+	if s := m.freshness(); s != "" {
+		fresh = st.status.Render(" " + s + " ")
+	}
 	var left string
 	for _, l := range []string{
-		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+chunks+" ") + mode + st.status.Render(" "+m.model+" "),
-		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode + st.status.Render(" "+m.model+" "),
-		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode,
-		st.status.Render(" "+m.info.Name+" ") + mode,
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+chunks+" ") + mode + st.status.Render(" "+m.model+" ") + fresh,
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode + st.status.Render(" "+m.model+" ") + fresh,
+		st.statusKey.Render(" lore ") + st.status.Render(m.info.Name+" ") + mode + fresh,
+		st.status.Render(" "+m.info.Name+" ") + mode + fresh,
+		mode + fresh,
 		mode,
 	} {
 		left = l
@@ -323,6 +331,37 @@ func (m *Model) statusBar() string {
 		return ansi.Truncate(left+right, m.width, "")
 	}
 	return left + st.status.Render(strings.Repeat(" ", gap)) + right
+}
+
+// freshness is how far the index is in step with its files, when a
+// process keeps it so: "synced 3s ago", "indexing 12 files…", "vectors
+// pending (Ollama down)"; "" when none does. Nothing of the watcher's own
+// text (its name, its error: a file any process may write) is shown.
+func (m *Model) freshness() string {
+	f := m.fresh
+	switch {
+	case f.State == "" || f.State == index.WatchStopped:
+		return ""
+	case f.State == index.WatchIndexing || f.Pending > 0:
+		if f.Pending == 0 {
+			return "indexing…"
+		}
+		return "indexing " + units.Plural(f.Pending, "file") + "…"
+	case f.State == index.WatchVectorsPending:
+		return "vectors pending (Ollama down)"
+	case f.SyncedAt.IsZero():
+		return "watching"
+	}
+	d := max(m.now().Sub(f.SyncedAt), 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("synced %ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("synced %dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("synced %dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("synced %dd ago", int(d.Hours()/24))
 }
 
 func (m *Model) routeBadge(t *turn) string {

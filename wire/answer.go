@@ -28,6 +28,9 @@ type Answer struct {
 	// Cancelled is set when the turn was interrupted (Ctrl+C, SIGTERM, a
 	// client gone): Answer is what streamed until then. Absent otherwise.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Sync is how fresh the index answered from was (NewSync); absent
+	// when it could not be read.
+	Sync *Sync `json:"sync,omitempty"`
 }
 
 // Source is a passage or a web page an Answer was given, numbered as the

@@ -54,6 +54,9 @@ type IndexStatus struct {
 	ChunksByKind    map[string]int `json:"chunks_by_kind"`    // prose, code, table
 	DocumentsByKind map[string]int `json:"documents_by_kind"` // markdown, text, html, code, pdf, structured
 	Damaged         string         `json:"damaged"`           // why it is damaged, "" when healthy
+	// Sync is who keeps the index in step with its files, and how far;
+	// absent where the store cannot say.
+	Sync *Sync `json:"sync,omitempty"`
 }
 
 // SkippedFile is a file a build left out, and why.

@@ -141,7 +141,9 @@ func TestSearchJSON(t *testing.T) {
 
 func TestAnswerJSON(t *testing.T) {
 	t.Run("full", func(t *testing.T) {
-		out := indented(t, NewAnswer(fixedAnswer(), "3f9a1c0e2b7d"))
+		a := NewAnswer(fixedAnswer(), "3f9a1c0e2b7d")
+		a.Sync = NewSync(fixedFreshness())
+		out := indented(t, a)
 		golden.RequireEqual(t, out)
 		strict[Answer](t, out)
 	})
@@ -162,7 +164,9 @@ func TestIndexJSON(t *testing.T) {
 		golden.RequireEqual(t, indented(t, NewIndexList(nil)))
 	})
 	t.Run("status", func(t *testing.T) {
-		out := indented(t, NewIndexStatus(fixedStatus()))
+		st := NewIndexStatus(fixedStatus())
+		st.Sync = NewSync(fixedFreshness())
+		out := indented(t, st)
 		golden.RequireEqual(t, out)
 		strict[IndexStatus](t, out)
 	})
@@ -171,6 +175,29 @@ func TestIndexJSON(t *testing.T) {
 		s = index.Status{Index: s.Index, Path: s.Path, Sources: s.Sources, Skipped: []index.SkippedFile{}, Changed: []index.Change{},
 			ChunksByKind: map[string]int{}, DocumentsByKind: map[string]int{}, Damaged: "file is not a database"}
 		golden.RequireEqual(t, indented(t, NewIndexStatus(s)))
+	})
+}
+
+func fixedFreshness() index.Freshness {
+	return index.Freshness{Watcher: "ann-laptop pid 4242", State: index.WatchVectorsPending, Since: fixedTime().Add(-time.Hour),
+		SyncedAt: fixedTime().In(time.FixedZone("CET", 3600)), Pending: 3, VectorsPending: 120, Polling: "inotify watches exhausted",
+		Missing: []string{"/media/usb/notes"}, Error: "embed: Ollama is not running"}
+}
+
+// TestSyncJSON: the one shape of an index's freshness, watched (every
+// field, times in UTC) and not (watching false, state stopped, no times).
+func TestSyncJSON(t *testing.T) {
+	t.Run("watched", func(t *testing.T) {
+		out := indented(t, NewSync(fixedFreshness()))
+		golden.RequireEqual(t, out)
+		strict[Sync](t, out)
+	})
+	t.Run("stopped", func(t *testing.T) {
+		for _, f := range []index.Freshness{{}, {State: index.WatchStopped}} {
+			out := indented(t, NewSync(f))
+			golden.RequireEqual(t, out)
+			strict[Sync](t, out)
+		}
 	})
 }
 

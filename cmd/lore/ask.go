@@ -196,6 +196,11 @@ func runAsk(ctx context.Context, cfg config.Config, opts *askOptions, streams *i
 		}
 		answer := wire.NewAnswer(res, session)
 		_, answer.Cancelled = final.(agent.Cancelled)
+		// How fresh the index was: a script can tell an answer from an
+		// index kept in step from one as the last lore index left it.
+		if f, err := eng.Freshness(context.WithoutCancel(ctx), cfg.Index); err == nil {
+			answer.Sync = wire.NewSync(f)
+		}
 		if err := writeJSON(streams.Out, answer); err != nil {
 			return exitError, err
 		}

@@ -77,6 +77,7 @@ func addChatFlags(cmd *cobra.Command, opts *chatOptions) {
 	f.BoolVar(&opts.online, "online", false, "search the web when the docs do not answer")
 	f.StringVarP(&opts.model, "model", "m", "", "Ollama chat model")
 	f.StringVar(&opts.theme, "theme", "auto", "dark, light or auto (from the terminal's background)")
+	addNoWatch(cmd)
 }
 
 func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *chatOptions) error {
@@ -104,6 +105,7 @@ func runChatCmd(cmd *cobra.Command, g *globalOptions, streams *ioStreams, opts *
 	}
 	defer eng.Close()
 	ctx := cmd.Context()
+	keepFresh(ctx, cfg, eng)
 	resume, err := resumeSession(ctx, eng, opts.resume, cmd.Root().SuggestionsFor)
 	if err != nil {
 		return err

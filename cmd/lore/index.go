@@ -26,6 +26,7 @@ type indexOptions struct {
 	told           []string // app.RememberedKeys given as flags
 	quiet          bool
 	json           bool
+	watch          bool
 }
 
 func newIndexCmd(g *globalOptions, streams *ioStreams) *cobra.Command {
@@ -44,12 +45,20 @@ lore index status --check and lore doctor run the full check. A damaged index ex
 5 with the fix: "lore index --rebuild", which rebuilds it from the remembered
 folders with the embedder it was built with.
 
+--watch refreshes, then keeps the index in step with its folders until
+Ctrl+C (exit 130, everything applied kept): one line per batch of changes,
+or one JSON event a line with --json. Only the chunks that changed are
+embedded; with Ollama down, changes are searchable by keyword at once and
+their vectors follow when it answers. The chat, lore serve and lore mcp
+do the same by themselves (config watch).
+
 lore index list, lore index rm NAME and lore index status manage indexes; a
 folder with one of those names is indexed as ./list, ./rm or ./status.`,
 		Example: `  lore index ./docs ~/notes              # index two folders
   lore index                             # refresh what was indexed before
   lore index --embedder none ./docs      # keyword search only: no Ollama needed
   lore index --rebuild                   # start over, with the index's embedder
+  lore index --watch                     # refresh, then keep in step as files are saved
   lore index --rebuild --embed-model M   # start over, embedding with model M
   lore index --json ./docs | jq .chunks  # a summary for scripts
   lore index list                        # every index: chunks, size, embedder, built
@@ -72,7 +81,8 @@ folder with one of those names is indexed as ./list, ./rm or ./status.`,
 	f := cmd.Flags()
 	f.BoolVar(&opts.rebuild, "rebuild", false, "build the index again from scratch")
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "print nothing but errors")
-	f.BoolVar(&opts.json, "json", false, "print a JSON summary on stdout")
+	f.BoolVar(&opts.json, "json", false, "print a JSON summary on stdout (with --watch: one JSON event a line)")
+	f.BoolVar(&opts.watch, "watch", false, "refresh, then keep the index in step with its files until interrupted")
 	f.String("embedder", "ollama", "ollama, or none for a lexical-only index")
 	f.String("embed-model", "nomic-embed-text", "Ollama embedding model")
 	f.Int("embed-batch-size", 32, "chunks per embedding request")
@@ -90,6 +100,9 @@ func runIndex(ctx context.Context, cfg config.Config, opts *indexOptions, stream
 		return err
 	}
 	defer eng.Close()
+	if opts.watch {
+		return runWatch(ctx, eng, opts, streams)
+	}
 	var bar *progressBar
 	req := app.BuildRequest{Paths: opts.paths, Rebuild: opts.rebuild, ChooseEmbedder: opts.chooseEmbedder, Told: opts.told}
 	if !opts.quiet {

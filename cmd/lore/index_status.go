@@ -53,12 +53,20 @@ exits 5.`,
 			if err != nil {
 				return err
 			}
+			// Freshness is read from the watcher's files: a store that
+			// cannot say leaves sync out rather than failing the status.
+			var sync *wire.Sync
+			if f, err := eng.Freshness(cmd.Context(), cfg.Index); err == nil {
+				sync = wire.NewSync(f)
+			}
 			if asJSON {
-				if err := writeJSON(streams.Out, wire.NewIndexStatus(st)); err != nil {
+				out := wire.NewIndexStatus(st)
+				out.Sync = sync
+				if err := writeJSON(streams.Out, out); err != nil {
 					return err
 				}
 			} else {
-				printStatus(streams.Out, st)
+				printStatus(streams.Out, st, sync, time.Now())
 			}
 			if st.Damaged != "" {
 				return exitCode(exitDamaged) // said on stdout
@@ -71,7 +79,7 @@ exits 5.`,
 	return cmd
 }
 
-func printStatus(w io.Writer, s index.Status) {
+func printStatus(w io.Writer, s index.Status, sync *wire.Sync, now time.Time) {
 	// Paths are file names: whatever bytes they hold, none reaches the
 	// terminal as a control.
 	fmt.Fprintf(w, "index      %s (%s)\n", s.Index, termsafe.Line(s.Path))
@@ -101,6 +109,9 @@ func printStatus(w io.Writer, s index.Status) {
 	if s.BuiltAt != nil {
 		fmt.Fprintf(w, "built      %s (%s ago)\n", s.BuiltAt.Format(time.DateTime), time.Since(*s.BuiltAt).Round(time.Second))
 	}
+	if sync != nil {
+		fmt.Fprintf(w, "sync       %s\n", syncLine(sync, now))
+	}
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped    %s:\n", units.Plural(len(s.Skipped), "file"))
 		for _, f := range s.Skipped {
@@ -115,6 +126,34 @@ func printStatus(w io.Writer, s index.Status) {
 	for _, c := range s.Changed {
 		fmt.Fprintf(w, "  %-8s %s\n", c.Change, termsafe.Line(c.Path))
 	}
+}
+
+// syncLine says who keeps the index in step with its files and how far:
+// "watched by host pid 123, synced 3s ago". The watcher's name and error
+// come from a file any process may write: sanitised.
+func syncLine(s *wire.Sync, now time.Time) string {
+	if !s.Watching {
+		return "not watched (run lore index --watch, or keep lore, lore serve or lore mcp open)"
+	}
+	line := "watched by " + termsafe.Line(cmp.Or(s.Watcher, "another lore"))
+	switch {
+	case s.State == index.WatchIndexing || s.Pending > 0:
+		line += ", indexing " + units.Plural(s.Pending, "file")
+	case s.SyncedAt != nil:
+		line += ", synced " + ago(now.Sub(*s.SyncedAt))
+	default:
+		line += ", not synced yet"
+	}
+	if s.VectorsPending > 0 {
+		line += fmt.Sprintf("; %s wait for vectors", units.Plural(s.VectorsPending, "chunk"))
+	}
+	if s.Polling != "" {
+		line += "; polling (" + termsafe.Line(s.Polling) + ")"
+	}
+	if s.Error != "" {
+		line += "; last batch failed: " + termsafe.Line(s.Error)
+	}
+	return line
 }
 
 // byKind lists how many files went through each chunker, most first:

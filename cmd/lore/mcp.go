@@ -55,6 +55,7 @@ request then needs "Authorization: Bearer TOKEN".`,
 	f.StringVar(&opts.http, "http", "", "serve streamable HTTP on host:port (endpoint /mcp) instead of stdio")
 	f.BoolVar(&opts.allowWrite, "allow-write", false, "add the index_paths tool: clients may build and refresh indexes")
 	f.BoolVar(&opts.online, "online", false, "let ask search the web when a call asks for it (online: true)")
+	addNoWatch(cmd)
 	return cmd
 }
 
@@ -72,6 +73,7 @@ func runMCP(ctx context.Context, cfg config.Config, opts *mcpOptions, streams *i
 		return err
 	}
 	defer eng.Close()
+	keepFresh(ctx, cfg, eng)
 	newServer := func() *mcp.Server {
 		return mcpserve.New(eng, mcpserve.Options{Version: currentVersion().Version, AllowWrite: opts.allowWrite, AllowOnline: online, Log: slog.Default(), DefaultK: cfg.TopK})
 	}

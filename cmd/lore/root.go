@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -100,6 +101,11 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(termsafe.JSON(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// writeNDJSON writes v as one line of JSON (a stream of events).
+func writeNDJSON(w io.Writer, v any) error {
+	return json.NewEncoder(termsafe.JSON(w)).Encode(v)
 }
 
 // usageError marks errors in how lore was called (exit code 2).
@@ -366,9 +372,34 @@ func configFlags(cmd *cobra.Command) config.Flags {
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if keys[f.Name] {
 			flags[f.Name] = f.Value.String()
+			return
+		}
+		// --no-watch turns off a setting that is on by default.
+		if k, ok := strings.CutPrefix(f.Name, "no-"); ok && keys[k] && f.Value.Type() == "bool" {
+			on, err := strconv.ParseBool(f.Value.String())
+			flags[k] = strconv.FormatBool(!on)
+			if err != nil {
+				flags[k] = f.Value.String() // config.Load names the bad value
+			}
 		}
 	})
 	return flags
+}
+
+// addNoWatch adds --no-watch to a command that keeps its indexes fresh.
+func addNoWatch(cmd *cobra.Command) {
+	cmd.Flags().Bool("no-watch", false, "do not keep the open indexes in step with their files (the watch setting)")
+}
+
+// freshKeeper is what keepFresh needs of the engine.
+type freshKeeper interface{ KeepFresh(ctx context.Context) }
+
+// keepFresh has eng keep the indexes it opens in step with their files
+// until ctx ends, unless the watch setting is off.
+func keepFresh(ctx context.Context, cfg config.Config, eng freshKeeper) {
+	if cfg.Watch {
+		eng.KeepFresh(ctx)
+	}
 }
 
 // maxLogBytes bounds lore.log; the one before it is kept as lore.log.1.

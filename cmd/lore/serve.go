@@ -53,6 +53,7 @@ error.`,
 		},
 	}
 	cmd.Flags().String("addr", "127.0.0.1:8765", "host:port to listen on (the serve-addr setting)")
+	addNoWatch(cmd)
 	return cmd
 }
 
@@ -69,6 +70,7 @@ func runServe(ctx context.Context, cfg config.Config, debug bool, streams *ioStr
 		return err
 	}
 	defer eng.Close()
+	keepFresh(ctx, cfg, eng)
 	ln, err := net.Listen("tcp", cfg.ServeAddr)
 	if err != nil {
 		return fmt.Errorf("serve: %w: is another server on that port? choose another with --addr", err)

@@ -178,3 +178,29 @@ func Merge(word, part *List, partWeight float64) List {
 	}
 	return out
 }
+
+// Remove drops the postings of the ids in dead (ascending), in place, in
+// one walk of both over the list's range of ids.
+func (l *List) Remove(dead []int64) {
+	if len(l.IDs) == 0 || len(dead) == 0 {
+		return
+	}
+	lo, _ := slices.BinarySearch(dead, l.IDs[0])
+	hi, _ := slices.BinarySearch(dead, l.IDs[len(l.IDs)-1]+1)
+	dead = dead[lo:hi]
+	if len(dead) == 0 {
+		return
+	}
+	n, d := 0, 0
+	for i, id := range l.IDs {
+		for d < len(dead) && dead[d] < id {
+			d++
+		}
+		if d < len(dead) && dead[d] == id {
+			continue
+		}
+		l.IDs[n], l.Impacts[n] = id, l.Impacts[i]
+		n++
+	}
+	l.IDs, l.Impacts = l.IDs[:n], l.Impacts[:n]
+}

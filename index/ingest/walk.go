@@ -55,6 +55,64 @@ type WalkOptions struct {
 	// MaxDepth the folders below its root. Zero takes the default.
 	MaxFiles int
 	MaxDepth int
+	// Only scopes the walk to these absolute paths (files or folders,
+	// present or not): a root holds only the entries at or below one of
+	// them, and a root none of them lies in is not walked at all. The
+	// folders on the way down are read for their ignore files and links
+	// as a whole walk reads them, so a scoped walk keeps exactly the
+	// entries a whole one would keep in its scope. nil walks everything.
+	Only []string
+	// OnDir, when set, is called with each folder the walk enters (the
+	// root included): a watcher watches exactly those.
+	OnDir func(abs string)
+}
+
+// Scope lists the paths of only (absolute) that lie at or below root, as
+// slash-separated paths relative to it ("" for root itself). A root that
+// is a file is in scope when only names it or a folder above it.
+func Scope(root string, only []string) []string {
+	var out []string
+	for _, o := range only {
+		rel, err := filepath.Rel(root, o)
+		if err != nil {
+			continue
+		}
+		if rel == "." {
+			return []string{""}
+		}
+		if filepath.IsLocal(rel) {
+			out = append(out, filepath.ToSlash(rel))
+			continue
+		}
+		if up, err := filepath.Rel(o, root); err == nil && filepath.IsLocal(up) {
+			return []string{""} // o is a folder that holds root
+		}
+	}
+	return out
+}
+
+// InScope tells whether rel (relative to a root) is at or below one of
+// scope's paths; a nil scope holds everything.
+func InScope(scope []string, rel string) bool {
+	if scope == nil {
+		return true
+	}
+	for _, s := range scope {
+		if s == "" || rel == s || strings.HasPrefix(rel, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// onWayTo tells whether the folder rel lies above one of scope's paths.
+func onWayTo(scope []string, rel string) bool {
+	for _, s := range scope {
+		if strings.HasPrefix(s, rel+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Skip reasons of the walk.
@@ -80,7 +138,16 @@ func WalkRoots(ctx context.Context, roots []string, opt WalkOptions) ([]Walked, 
 	out := make([]Walked, len(roots))
 	claimed := map[fileID]bool{}
 	for i, root := range roots {
-		entries, cut, err := walkSource(ctx, root, opt)
+		var scope []string
+		if opt.Only != nil {
+			if scope = Scope(root, opt.Only); scope == nil {
+				continue // nothing of this root changed
+			}
+			if scope[0] == "" {
+				scope = nil
+			}
+		}
+		entries, cut, err := walkSource(ctx, root, opt, scope)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -105,7 +172,7 @@ func WalkRoots(ctx context.Context, roots []string, opt WalkOptions) ([]Walked, 
 // recording anything unreadable instead of stopping. A folder is walked
 // once, whatever path reached it; a link back into a folder on the path
 // is a loop and is skipped.
-func walkSource(ctx context.Context, root string, opt WalkOptions) ([]Entry, string, error) {
+func walkSource(ctx context.Context, root string, opt WalkOptions, scope []string) ([]Entry, string, error) {
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, "", fmt.Errorf("source %s: %w", root, err)
@@ -121,7 +188,7 @@ func walkSource(ctx context.Context, root string, opt WalkOptions) ([]Entry, str
 	if err != nil {
 		return nil, "", fmt.Errorf("source %s: %w", root, err)
 	}
-	w := &walker{ctx: ctx, root: root, real: filepath.Clean(real), opt: opt, onPath: map[fileID]bool{}, walked: map[fileID]bool{}}
+	w := &walker{ctx: ctx, root: root, real: filepath.Clean(real), opt: opt, scope: scope, onPath: map[fileID]bool{}, walked: map[fileID]bool{}}
 	w.dir(root, "", 0, nil)
 	return w.out, w.cut, nil
 }
@@ -133,6 +200,7 @@ type walker struct {
 	root   string
 	real   string // root with its links resolved
 	opt    WalkOptions
+	scope  []string // relative paths to keep (nil: all)
 	out    []Entry
 	cut    string
 	onPath map[fileID]bool // the folders from the root down to here
@@ -204,6 +272,9 @@ func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
 		w.skip(rel, abs, "unreadable directory: "+ShortErr(err))
 		return
 	}
+	if w.opt.OnDir != nil {
+		w.opt.OnDir(abs)
+	}
 	rules = append(rules[:len(rules):len(rules)], readIgnoreFile(filepath.Join(abs, ".gitignore"), rel)...)
 	rules = append(rules, readIgnoreFile(filepath.Join(abs, ".loreignore"), rel)...)
 	for _, e := range entries {
@@ -214,6 +285,10 @@ func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
 		childRel := name
 		if rel != "" {
 			childRel = rel + "/" + name
+		}
+		inScope := InScope(w.scope, childRel)
+		if !inScope && !(e.IsDir() || e.Type()&os.ModeSymlink != 0) {
+			continue
 		}
 		childAbs := filepath.Join(abs, name)
 		isDir := e.IsDir()
@@ -234,6 +309,9 @@ func (w *walker) dir(abs, rel string, depth int, rules []ignoreRule) {
 			isDir = info.IsDir()
 		}
 		if isDir && vcsDirs[name] {
+			continue
+		}
+		if !inScope && !(isDir && onWayTo(w.scope, childRel)) {
 			continue
 		}
 		if ignored(rules, childRel, isDir) {

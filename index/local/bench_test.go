@@ -3,11 +3,14 @@ package local
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -293,4 +296,225 @@ func unitVector(v []float32) []float32 {
 		v[i] = float32(float64(v[i]) / math.Sqrt(n))
 	}
 	return v
+}
+
+// BenchmarkKeywordLiveSync100k is keyword search under live sync: a
+// 100k-chunk lexical index takes LORE_BENCH_SYNC_BATCHES (default 1,000)
+// saves of one file each, every one a scoped refresh (BuildOptions.Only)
+// as the watcher makes them; then BM25 top-50 with the proximity re-rank,
+// the keyword stage of Search/100k over its queries, runs against it and
+// against a fresh build of the same final files, side by side. It reports
+// the write cost of a batch (the whole Build call) and both latencies.
+func BenchmarkKeywordLiveSync100k(b *testing.B) {
+	batches := 1000
+	if s := os.Getenv("LORE_BENCH_SYNC_BATCHES"); s != "" {
+		if _, err := fmt.Sscan(s, &batches); err != nil {
+			b.Fatalf("LORE_BENCH_SYNC_BATCHES=%q: %v", s, err)
+		}
+	}
+	for range b.N {
+		benchKeywordLiveSync(b, 10000, batches)
+	}
+}
+
+func benchKeywordLiveSync(b *testing.B, files, batches int) {
+	ctx := context.Background()
+	src, live, fresh := b.TempDir(), b.TempDir(), b.TempDir()
+	genCorpus(b, src, files, 10)
+	opt := index.BuildOptions{Name: "bench", Paths: []string{src}, Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+	if _, err := Build(ctx, live, opt); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	var write []time.Duration
+	for i := range batches {
+		p := filepath.Join(src, fmt.Sprintf("d%03d", rng.Intn(files)/100))
+		names, _ := os.ReadDir(p)
+		p = filepath.Join(p, names[rng.Intn(len(names))].Name())
+		if err := editWords(p, rng, i); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		sum, err := Build(ctx, live, index.BuildOptions{Name: "bench", Only: []string{p}, Chunk: opt.Chunk, MaxFileSize: opt.MaxFileSize})
+		if err != nil {
+			b.Fatal(err)
+		}
+		write = append(write, time.Since(start))
+		if sum.FilesIndexed != 1 {
+			b.Fatalf("batch %d: %+v", i, sum)
+		}
+	}
+	if _, err := Build(ctx, fresh, opt); err != nil {
+		b.Fatal(err)
+	}
+	ixs := make([]*Index, 2)
+	for i, dir := range []string{live, fresh} {
+		ix, err := Open(dir, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ix.Close()
+		ixs[i] = ix
+	}
+	var segs, dead int
+	ixs[0].st.db.QueryRow(`SELECT (SELECT count(*) FROM lex_segments), (SELECT count(*) FROM lex_deleted)`).Scan(&segs, &dead)
+	// Interleaved, three rounds, so the machine's noise falls on both alike.
+	qs := benchdata.NewSpace(8, 1).Queries(200)
+	took := make([][]time.Duration, 2)
+	for range 3 {
+		for _, q := range qs {
+			for i, ix := range ixs {
+				start := time.Now()
+				if _, err := ix.lexicalIDs(ctx, q.Text, 50, true); err != nil {
+					b.Fatal(err)
+				}
+				took[i] = append(took[i], time.Since(start))
+			}
+		}
+	}
+	p := benchdata.Millis
+	livep50, freshp50 := p(took[0], 50), p(took[1], 50)
+	fmt.Printf("    %d batches of 1 file: write p50 %.1f ms, p95 %.1f ms, max %.1f ms; %d segments, %d dead chunk ids\n",
+		batches, p(write, 50), p(write, 95), p(write, 100), segs, dead)
+	fmt.Printf("    BM25 p50 %.3f ms live, %.3f ms fresh (%.3f); p95 %.3f ms live, %.3f ms fresh\n",
+		livep50, freshp50, livep50/freshp50, p(took[0], 95), p(took[1], 95))
+	b.ReportMetric(float64(batches), "batches")
+	b.ReportMetric(p(write, 50), "write-p50-ms")
+	b.ReportMetric(p(write, 95), "write-p95-ms")
+	b.ReportMetric(p(write, 100), "write-max-ms")
+	b.ReportMetric(float64(segs), "segments")
+	b.ReportMetric(livep50, "live-p50-ms")
+	b.ReportMetric(freshp50, "fresh-p50-ms")
+	b.ReportMetric(livep50/freshp50, "live/fresh-p50")
+	b.ReportMetric(p(took[0], 95), "live-p95-ms")
+	b.ReportMetric(p(took[1], 95), "fresh-p95-ms")
+}
+
+// editWords is a save that changes words, not lengths: every fifth word of
+// the file's sections becomes another, so its chunks are replaced.
+func editWords(path string, rng *rand.Rand, n int) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") || l == "" {
+			continue
+		}
+		ws := strings.Fields(l)
+		for j := rng.Intn(5); j < len(ws)-1; j += 5 {
+			ws[j] = fmt.Sprintf("w%d", 20+rng.Intn(2000))
+		}
+		lines[i] = strings.Join(ws, " ")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		return err
+	}
+	// A distinct mtime per save, out of the racy window.
+	t := time.Now().Add(-time.Hour + time.Duration(n)*time.Second)
+	return os.Chtimes(path, t, t)
+}
+
+// BenchmarkVectorLiveSync100k is a one-file save under live sync on a
+// 100k-chunk index with 768-d vectors: LORE_BENCH_SYNC_BATCHES (default 20)
+// edits of one file, each a scoped refresh (BuildOptions.Only, which
+// publishes as a Batch), timed as the whole Build call; then as many again
+// published as a full refresh would be (Batch off: the graph file loaded,
+// verified and saved, every vector scanned for garbage), which is what
+// every save cost before live-sync batches. It also times the unscoped
+// vector garbage collection alone.
+func BenchmarkVectorLiveSync100k(b *testing.B) {
+	batches := 20
+	if s := os.Getenv("LORE_BENCH_SYNC_BATCHES"); s != "" {
+		if _, err := fmt.Sscan(s, &batches); err != nil {
+			b.Fatalf("LORE_BENCH_SYNC_BATCHES=%q: %v", s, err)
+		}
+	}
+	for range b.N {
+		benchVectorLiveSync(b, 10000, batches)
+	}
+}
+
+func benchVectorLiveSync(b *testing.B, files, batches int) {
+	ctx := context.Background()
+	src, dir := b.TempDir(), b.TempDir()
+	genCorpus(b, src, files, 10)
+	emb := newConstEmbedder(768)
+	opt := index.BuildOptions{Name: "bench", Paths: []string{src}, Embedder: emb, EmbedBatchSize: 64,
+		Chunk: ingest.ChunkOptions{Size: 1500, Overlap: 200}, MaxFileSize: 4 << 20}
+	if _, err := Build(ctx, dir, opt); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(5))
+	save := func(i int, t index.Target) time.Duration {
+		p := filepath.Join(src, fmt.Sprintf("d%03d", rng.Intn(files)/100))
+		names, _ := os.ReadDir(p)
+		p = filepath.Join(p, names[rng.Intn(len(names))].Name())
+		if err := editWords(p, rng, i); err != nil {
+			b.Fatal(err)
+		}
+		o := opt
+		o.Paths, o.Only = nil, []string{p}
+		start := time.Now()
+		sum, err := index.BuildTo(ctx, t, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sum.FilesIndexed != 1 || sum.ChunksEmbedded == 0 {
+			b.Fatalf("save %d: %+v", i, sum)
+		}
+		return time.Since(start)
+	}
+	var batch, full []time.Duration
+	for i := range batches {
+		batch = append(batch, save(i, localTarget{dir: dir}))
+	}
+	for i := range batches {
+		full = append(full, save(batches+i, fullPublish{localTarget{dir: dir}}))
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, CurrentGeneration(dir), "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var gc []time.Duration
+	for range 5 {
+		start := time.Now()
+		if _, err := (&database{db: db}).gcVectors(ctx); err != nil {
+			b.Fatal(err)
+		}
+		gc = append(gc, time.Since(start))
+	}
+	slices.Sort(batch)
+	slices.Sort(full)
+	slices.Sort(gc)
+	p := benchdata.Millis
+	fmt.Printf("    %d one-file saves as batches: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", batches, p(batch, 50), p(batch, 95), p(batch, 100))
+	fmt.Printf("    %d one-file saves published in full: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", batches, p(full, 50), p(full, 95), p(full, 100))
+	fmt.Printf("    unscoped vector gc alone: p50 %.1f ms\n", p(gc, 50))
+	b.ReportMetric(p(batch, 50), "batch-p50-ms")
+	b.ReportMetric(p(batch, 95), "batch-p95-ms")
+	b.ReportMetric(p(full, 50), "full-p50-ms")
+	b.ReportMetric(p(full, 95), "full-p95-ms")
+	b.ReportMetric(p(gc, 50), "gc-ms")
+}
+
+// fullPublish is a target whose writer publishes as a full refresh does,
+// whatever the build: the cost of a save before live-sync batches.
+type fullPublish struct{ index.Target }
+
+func (t fullPublish) BeginWrite(ctx context.Context, req index.WriteRequest) (index.Writer, error) {
+	w, err := t.Target.BeginWrite(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return fullWriter{w}, nil
+}
+
+type fullWriter struct{ index.Writer }
+
+func (w fullWriter) Publish(ctx context.Context, p index.PublishOptions) (int, int, error) {
+	p.Batch = false
+	return w.Writer.Publish(ctx, p)
 }

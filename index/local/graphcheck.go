@@ -68,8 +68,17 @@ func (ix *Index) CheckGraph(ctx context.Context) (index.GraphStatus, error) {
 		return gs, damaged(ix.name, err)
 	}
 	gs.Extra = gs.Nodes - seen
-	if gs.Missing > 0 || gs.Extra > 0 {
+	// Batches since the file was saved counted what they added and dropped
+	// (graphLagged): a file behind by no more is as live sync left it.
+	lagS, _ := ix.st.meta(ctx, "graph_lag")
+	if lag, _ := strconv.Atoi(lagS); gs.Missing+gs.Extra <= lag {
+		gs.Lag = gs.Missing + gs.Extra
+	}
+	switch {
+	case gs.Lag == 0 && (gs.Missing > 0 || gs.Extra > 0):
 		gs.Problem = fmt.Sprintf("the graph file is out of step with index.db (%d vectors missing from it, %d it should not hold)", gs.Missing, gs.Extra)
+	case vg.tooSparse():
+		gs.Problem = fmt.Sprintf("the graph file holds %d deleted nodes for %d live ones, more than vector search can route around (it misses true neighbours; `lore index` saves it compacted)", vg.tombstones(), vg.Len())
 	}
 	return gs, nil
 }

@@ -32,9 +32,15 @@ import (
 // total field lengths (for idf and BM25F's averages), the highest chunk id
 // in a segment, and a version that tells a reader its cached segment list
 // and deleted set are stale.
+//
+// Rows are keyed by term, then segment: a search reads a term's rows in
+// all segments with one seek, where keyed by segment it paid a seek per
+// term and segment, and live sync makes segments many (a seek was a
+// twentieth of a 100k search). lex_postings_seg, made by the writer
+// (upgradeKeywords), finds a segment's rows for merges.
 const lexicalSchema = `
 CREATE TABLE IF NOT EXISTS lex_segments(id INTEGER PRIMARY KEY, lo INTEGER NOT NULL, hi INTEGER NOT NULL, postings INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, term)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lex_postings(term TEXT NOT NULL, seg INTEGER NOT NULL, df INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(term, seg)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lex_deleted(id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS lex_stats(one INTEGER PRIMARY KEY CHECK(one = 1), docs INTEGER NOT NULL, body INTEGER NOT NULL, idents INTEGER NOT NULL,
 	covered INTEGER NOT NULL, version INTEGER NOT NULL);
@@ -49,6 +55,15 @@ const (
 	mergeFanout = 8
 	// mergeUnit is the size class of the smallest segments, in postings.
 	mergeUnit = 4096
+	// mergeMax bounds the postings one merge rewrites, about 0.3 µs each:
+	// a live-sync save must not rewrite a large index (a 100k-chunk one
+	// holds ten million), so segments this large are only purged, alone,
+	// and a save does at most one such merge.
+	mergeMax = 1 << 20
+	// purgeShare is the share of a segment's chunks that are dead when it
+	// is rewritten without them: a dead posting is decoded and dropped by
+	// every search that reads its term.
+	purgeShare = 0.1
 )
 
 // lexDoc is a chunk as the keyword index takes it.
@@ -144,7 +159,7 @@ func (w *lexWriter) commit(ctx context.Context) error {
 			return err
 		}
 	}
-	return mergeSegments(ctx, w.tx, int64(docs))
+	return mergeSegments(ctx, w.tx)
 }
 
 // keywordBuffer gathers the chunks a build writes until they make a
@@ -180,13 +195,10 @@ func (s *database) writeKeywords(ctx context.Context, k *keywordBuffer) error {
 	return err
 }
 
-// compactMax bounds the postings a build merges at its end (compact),
-// about 4 bytes each on disk, read and written again.
-const compactMax = 32 << 20
-
 // compact merges the segments written since segment after (exclusive)
-// into one, when there are several and they fit compactMax: a search reads
-// each term once per segment, and a 100k-chunk build leaves seven.
+// into one, when there are several and they fit mergeMax: a search reads
+// a row per term and segment. A large build's segments stay apart (seven
+// at 100k chunks), each small enough to purge of dead chunks later.
 func (s *database) compact(ctx context.Context, after int64) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		segs, err := readSegments(ctx, tx)
@@ -201,7 +213,7 @@ func (s *database) compact(ctx context.Context, after int64) error {
 		for _, sg := range segs[i:] {
 			total += sg.postings
 		}
-		if len(segs)-i < 2 || total > compactMax {
+		if len(segs)-i < 2 || total > mergeMax {
 			return nil
 		}
 		return mergeRun(ctx, tx, segs[i:])
@@ -218,6 +230,9 @@ func (s *database) lastSegment(ctx context.Context) (int64, error) {
 // catchUpKeywords writes the segments of the chunks no segment holds yet:
 // those of a build that was interrupted, or all of them after an upgrade.
 func (s *database) catchUpKeywords(ctx context.Context) error {
+	if err := s.upgradeKeywords(ctx); err != nil {
+		return err
+	}
 	var covered int64
 	err := s.db.QueryRowContext(ctx, `SELECT covered FROM lex_stats`).Scan(&covered)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -249,6 +264,43 @@ func (s *database) catchUpKeywords(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// termMajor reports whether lex_postings is keyed by term first: those
+// written before were keyed by segment, and stay so until a writer opens
+// them (upgradeKeywords); a reader asks the other way round of them.
+func termMajor(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (bool, error) {
+	var ddl string
+	err := q.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'lex_postings'`).Scan(&ddl)
+	return strings.Contains(ddl, "PRIMARY KEY(term, seg)"), err
+}
+
+// upgradeKeywords rewrites postings keyed by segment into the term-first
+// table, once (a few seconds at 100k chunks), and makes the index by
+// segment that merges read.
+func (s *database) upgradeKeywords(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		ok, err := termMajor(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			for _, q := range []string{
+				`ALTER TABLE lex_postings RENAME TO lex_postings_by_seg`,
+				lexicalSchema,
+				`INSERT INTO lex_postings(term, seg, df, data) SELECT term, seg, df, data FROM lex_postings_by_seg ORDER BY term, seg`,
+				`DROP TABLE lex_postings_by_seg`,
+			} {
+				if _, err := tx.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("upgrade keyword index: %w", err)
+				}
+			}
+		}
+		_, err = tx.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS lex_postings_seg ON lex_postings(seg)`)
+		return err
+	})
 }
 
 // segmentWriter writes a new segment a term at a time, in term order, so
@@ -328,21 +380,22 @@ func (s segment) class() int {
 	return int(math.Log(float64(max(s.postings, mergeUnit))/mergeUnit) / math.Log(mergeFanout))
 }
 
-// mergeSegments merges the newest run of segments of one size class once
-// it is mergeFanout long, and everything once a quarter of the chunks the
-// postings name are dead.
-func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64) error {
+// mergeSegments keeps the segments few and their dead postings few, and
+// what it rewrites in one call small (mergeMax), so that a live-sync save
+// costs the same in a large index as in a small one:
+//
+//   - the newest run of segments of one size class is merged once it is
+//     mergeFanout long, so there are O(log n) segments below mergeMax;
+//     of a run too large to merge whole, its newest segments that fit;
+//   - then the segment with the largest share of dead chunks, once it is
+//     purgeShare or more, is rewritten without them: one per call.
+//
+// Merges also drop the dead postings of the segments they take.
+func mergeSegments(ctx context.Context, tx *sql.Tx) error {
 	for {
 		segs, err := readSegments(ctx, tx)
-		if err != nil || len(segs) < 2 {
+		if err != nil || len(segs) == 0 {
 			return err
-		}
-		var dead int64
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lex_deleted`).Scan(&dead); err != nil {
-			return err
-		}
-		if dead > 256 && dead*4 > docs+dead {
-			return mergeRun(ctx, tx, segs)
 		}
 		n := len(segs)
 		i := n - 1
@@ -350,12 +403,62 @@ func mergeSegments(ctx context.Context, tx *sql.Tx, docs int64) error {
 			i--
 		}
 		if n-i < mergeFanout {
-			return nil
+			break
 		}
-		if err := mergeRun(ctx, tx, segs[i:]); err != nil {
+		total, j := segs[n-1].postings, n-1
+		for j > i && total+segs[j-1].postings <= mergeMax {
+			j--
+			total += segs[j].postings
+		}
+		if n-j < 2 {
+			break
+		}
+		if err := mergeRun(ctx, tx, segs[j:]); err != nil {
 			return err
 		}
 	}
+	return purgeOne(ctx, tx)
+}
+
+// purgeOne rewrites the segment with the largest share of dead chunks
+// without them, once that share is purgeShare.
+func purgeOne(ctx context.Context, tx *sql.Tx) error {
+	segs, err := readSegments(ctx, tx)
+	if err != nil {
+		return err
+	}
+	best, share := -1, purgeShare
+	for i, sg := range segs {
+		var dead int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lex_deleted WHERE id BETWEEN ? AND ?`, sg.lo, sg.hi).Scan(&dead); err != nil {
+			return err
+		}
+		// Chunk ids only grow and a segment holds all those in its
+		// range, so the range is how many chunks it was written with.
+		if f := float64(dead) / float64(sg.hi-sg.lo+1); dead > 0 && f >= share {
+			best, share = i, f
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	if err := mergeRun(ctx, tx, segs[best:best+1]); err != nil || best == len(segs)-1 {
+		return err
+	}
+	// The rewrite is the newest segment now, if any of it lived; it goes
+	// back in its place, or a term's postings would not be read in id
+	// order.
+	id := segs[len(segs)-1].id + 1
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM lex_segments WHERE id = ?`, id).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	for _, q := range []string{`UPDATE lex_postings SET seg = ? WHERE seg = ?`, `UPDATE lex_segments SET id = ? WHERE id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, segs[best].id, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func readSegments(ctx context.Context, tx *sql.Tx) ([]segment, error) {
@@ -375,7 +478,7 @@ func readSegments(ctx context.Context, tx *sql.Tx) ([]segment, error) {
 	return segs, rows.Err()
 }
 
-// mergeRun replaces a run of the newest segments by one, without the
+// mergeRun replaces a run of segments by one, the newest, without the
 // postings of dead chunks. It holds one term's postings at a time: SQLite
 // sorts the run's rows by term (spilling to disk as it needs), so a merge
 // of a million chunks' postings does not need their size in memory.
@@ -451,6 +554,11 @@ func mergeRun(ctx context.Context, tx *sql.Tx, run []segment) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM lex_deleted WHERE id BETWEEN ? AND ?`, lo, hi); err != nil {
 		return err
 	}
+	// A reader's cached segments and dead ids are stale now, also after
+	// compact, which writes nothing else.
+	if _, err := tx.ExecContext(ctx, `UPDATE lex_stats SET version = version + 1`); err != nil {
+		return err
+	}
 	return w.close()
 }
 
@@ -461,7 +569,8 @@ type lexicalState struct {
 	lexMu      sync.Mutex
 	lexVersion int64
 	lexSegs    []int64
-	lexDead    map[int64]bool
+	lexDead    []int64 // ascending
+	lexByTerm  bool    // termMajor
 }
 
 // lexicalIDs returns the k best chunk ids by BM25F, their top
@@ -474,6 +583,16 @@ func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity 
 // lexical is lexicalIDs with each chunk's Coverage of the query, and the
 // share of the query's words the index holds at all (Results.Known).
 func (ix *Index) lexical(ctx context.Context, query string, k int, proximity bool) ([]int64, []float64, float64, error) {
+	hits, cover, known, err := ix.lexicalHits(ctx, query, k, proximity)
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids, cover, known, err
+}
+
+// lexicalHits is lexical with the scores.
+func (ix *Index) lexicalHits(ctx context.Context, query string, k int, proximity bool) ([]bm25.Hit, []float64, float64, error) {
 	qterms := analysis.QueryTerms(query)
 	terms := make([]string, len(qterms), 2*len(qterms))
 	for i, t := range qterms {
@@ -502,13 +621,20 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 	}
-	segs, dead, err := ix.lexicalSegments(ctx, tx, version)
+	segs, dead, byTerm, err := ix.lexicalSegments(ctx, tx, version)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 	}
-	lists, err := readTerms(ctx, tx, segs, terms)
+	lists, err := readTerms(ctx, tx, segs, terms, byTerm)
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	// Without the postings of dead chunks a term's df is what a fresh
+	// build of the same files counts, so scores do not drift as saves
+	// replace chunks; they cost a pass over the dead ids in the list's
+	// range, which merges keep few.
+	for _, t := range lists {
+		t.List.Remove(dead)
 	}
 	var scored []*bm25.Term
 	var stems []string
@@ -552,21 +678,15 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 			stems, idfs = append(stems, term), append(idfs, idf)
 		}
 	}
-	var skip func(int64) bool
-	if len(dead) > 0 {
-		skip = func(id int64) bool { return dead[id] }
-	}
-	hits := bm25.TopK(scored, k, skip)
+	hits := bm25.TopK(scored, k, nil)
 	if proximity && len(stems) > 1 {
 		if err := proximityRerank(ctx, tx, hits[:min(len(hits), proximityDepth)], bm25.NewProximity(stems, idfs)); err != nil {
 			return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 		}
 	}
-	ids := make([]int64, len(hits))
 	cover := make([]float64, len(hits))
 	words := searchedWords(query, terms)
 	for i, h := range hits {
-		ids[i] = h.ID
 		cover[i] = analysis.Coverage(words, func(t string) bool {
 			l := lists[t]
 			if l == nil {
@@ -577,7 +697,7 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 		})
 	}
 	known := analysis.Coverage(words, func(t string) bool { l := lists[t]; return l != nil && len(l.List.IDs) > 0 })
-	return ids, cover, known, nil
+	return hits, cover, known, nil
 }
 
 // plainWord reports whether t is one of the question's words (not an
@@ -660,20 +780,25 @@ func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.P
 
 // readTerms reads the postings of terms from every segment, each term's
 // in id order, in one statement: a statement per term and segment was
-// most of a search's time.
-func readTerms(ctx context.Context, tx *sql.Tx, segs []int64, terms []string) (map[string]*bm25.Term, error) {
+// most of a search's time. Keyed by term (byTerm), a term's rows are
+// together, and every row is of a segment of this snapshot.
+func readTerms(ctx context.Context, tx *sql.Tx, segs []int64, terms []string, byTerm bool) (map[string]*bm25.Term, error) {
 	out := map[string]*bm25.Term{}
 	if len(segs) == 0 {
 		return out, nil
 	}
 	args := make([]any, 0, len(segs)+len(terms))
-	for _, s := range segs {
-		args = append(args, s)
+	q := `SELECT term, df, data FROM lex_postings WHERE term IN (` + placeholders(len(terms)) + `) ORDER BY term, seg`
+	if !byTerm {
+		for _, s := range segs {
+			args = append(args, s)
+		}
+		q = `SELECT term, df, data FROM lex_postings WHERE seg IN (` + placeholders(len(segs)) + `) AND term IN (` + placeholders(len(terms)) + `) ORDER BY seg`
 	}
 	for _, t := range terms {
 		args = append(args, t)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT term, df, data FROM lex_postings WHERE seg IN (`+placeholders(len(segs))+`) AND term IN (`+placeholders(len(terms))+`) ORDER BY seg`, args...)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("lexical search: %w", err)
 	}
@@ -700,27 +825,31 @@ func readTerms(ctx context.Context, tx *sql.Tx, segs []int64, terms []string) (m
 	return out, nil
 }
 
-// lexicalSegments are the segments in id order and the dead chunk ids.
-func (ix *Index) lexicalSegments(ctx context.Context, tx *sql.Tx, version int64) ([]int64, map[int64]bool, error) {
+// lexicalSegments are the segments in id order, the dead chunk ids in
+// ascending order and whether the postings are keyed by term.
+func (ix *Index) lexicalSegments(ctx context.Context, tx *sql.Tx, version int64) ([]int64, []int64, bool, error) {
 	ix.lexMu.Lock()
 	defer ix.lexMu.Unlock()
-	if ix.lexDead != nil && ix.lexVersion == version {
-		return ix.lexSegs, ix.lexDead, nil
+	if ix.lexSegs != nil && ix.lexVersion == version {
+		return ix.lexSegs, ix.lexDead, ix.lexByTerm, nil
 	}
 	segs, err := queryIDs(ctx, tx, `SELECT id FROM lex_segments ORDER BY id`)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	ids, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted`)
+	dead, err := queryIDs(ctx, tx, `SELECT id FROM lex_deleted ORDER BY id`)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	dead := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		dead[id] = true
+	byTerm, err := termMajor(ctx, tx)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	ix.lexSegs, ix.lexDead, ix.lexVersion = segs, dead, version
-	return segs, dead, nil
+	if segs == nil {
+		segs = []int64{}
+	}
+	ix.lexSegs, ix.lexDead, ix.lexByTerm, ix.lexVersion = segs, dead, byTerm, version
+	return segs, dead, byTerm, nil
 }
 
 func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {

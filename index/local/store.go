@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -362,6 +363,38 @@ func (s *database) gcVectors(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// gcHashes is gcVectors over the vectors of the given hashes only: a
+// live-sync batch knows what it may have left unused.
+func (s *database) gcHashes(ctx context.Context, hashes []string) (int64, error) {
+	if len(hashes) == 0 {
+		return 0, nil
+	}
+	slices.Sort(hashes)
+	hashes = slices.Compact(hashes)
+	var gone int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		gone = 0
+		st, err := tx.PrepareContext(ctx, `DELETE FROM vectors WHERE hash = ?1 AND NOT EXISTS (SELECT 1 FROM chunks WHERE chunks.hash = ?1)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, h := range hashes {
+			res, err := st.ExecContext(ctx, h)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			gone += n
+		}
+		return nil
+	})
+	return gone, err
 }
 
 func encodeVector(v []float32) []byte {

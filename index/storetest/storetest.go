@@ -99,7 +99,7 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("Harness.Known names %q, which is no case of the suite", k)
 		}
 	}
-	for _, c := range cases {
+	for _, c := range slices.Concat(cases, syncCases) {
 		t.Run(c.name, func(t *testing.T) {
 			if why, ok := h.Known[c.name]; ok {
 				t.Skip("known difference: " + why)
@@ -112,8 +112,9 @@ func Run(t *testing.T, h Harness) {
 
 // CaseNames lists the cases Run runs, in order.
 func CaseNames() []string {
-	out := make([]string, len(cases))
-	for i, c := range cases {
+	all := slices.Concat(cases, syncCases)
+	out := make([]string, len(all))
+	for i, c := range all {
 		out[i] = c.name
 	}
 	return out

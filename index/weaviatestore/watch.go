@@ -9,9 +9,11 @@ import (
 
 // Live sync on the cluster: the watch lease and Freshness in the meta
 // object, and the documents whose chunks lack vectors.
-// (In progress: the lease is refused until it is kept in the meta object.)
+// Not there yet: the lease (and Freshness) are to live in the index's
+// meta object, beside the writer's lease; until then Watch refuses with
+// the way round, and Freshness says nobody watches.
 
-var errNoWatch = errors.New("watching a Weaviate index is not supported yet")
+var errNoWatch = errors.New("watching an index on Weaviate is not supported yet: refresh it with `lore index` (from a timer or a git hook)")
 
 func (s *Store) Freshness(context.Context, string) (index.Freshness, error) {
 	return index.Freshness{State: index.WatchStopped}, nil
