@@ -433,8 +433,8 @@ func (r *run) route(passages []Passage, best *float32) Route {
 		confident = *best >= r.cfg.Threshold
 		r.res.RoutedOnSignal = fmt.Sprintf("best rerank score %.2f against threshold %.2f", *best, r.cfg.Threshold)
 	default:
-		confident = Agreement(passages, r.res.Known, r.res.Words)
-		r.res.RoutedOnSignal = agreementSignal(passages, r.res.Known, r.res.Words)
+		confident = Agreement(r.res.Standalone, passages, r.res.Known, r.res.Words)
+		r.res.RoutedOnSignal = agreementSignal(r.res.Standalone, passages, r.res.Known, r.res.Words)
 	}
 	switch {
 	case confident:
@@ -486,16 +486,19 @@ const SharedWords = 3
 // among the top AgreeTop of both keyword and vector search; in a
 // lexical-only index (or while Ollama is down), among the top AgreeTop of
 // keyword search, with known (Retrieval.Known) and its coverage over the
-// floors above, and SharedWords of the question's words (of words:
-// Retrieval.Words) in one of those top passages.
-func Agreement(passages []Passage, known float64, words int) bool {
+// floors above, SharedWords of the question's words (of words:
+// Retrieval.Words) in one of those top passages, and, when the index
+// lacks a word of the question, every name it gives held by one of the
+// top NameTop (Unnamed): the word it lacks is then likely that name.
+func Agreement(question string, passages []Passage, known float64, words int) bool {
 	if len(passages) == 0 {
 		return false
 	}
 	top := passages[0]
 	near := func(rank int) bool { return rank > 0 && rank <= AgreeTop }
 	if lexicalOnly(passages) {
-		return near(top.LexicalRank) && known >= KnownFloor && top.Coverage+known >= CoverageKnown && shareWords(passages, words)
+		return near(top.LexicalRank) && known >= KnownFloor && top.Coverage+known >= CoverageKnown && shareWords(passages, words) &&
+			(known >= 1 || len(Unnamed(question, passages)) == 0)
 	}
 	return near(top.LexicalRank) && near(top.VectorRank)
 }
@@ -523,14 +526,18 @@ func lexicalOnly(passages []Passage) bool {
 }
 
 // agreementSignal says what Agreement decided on, for --json and eval.
-func agreementSignal(passages []Passage, known float64, words int) string {
+func agreementSignal(question string, passages []Passage, known float64, words int) string {
 	if lexicalOnly(passages) {
 		most := 0
 		for _, p := range passages[:min(AgreeTop, len(passages))] {
 			most = max(most, int(math.Round(p.Coverage*float64(words))))
 		}
-		return fmt.Sprintf("no reranker, keyword search only: the index holds %.0f%% of the question's words (floor %.0f%%), the best passage %.0f%% (the two together at least %.0f%%); a top-%d passage holds %d of its %d words (at least %d)",
+		s := fmt.Sprintf("no reranker, keyword search only: the index holds %.0f%% of the question's words (floor %.0f%%), the best passage %.0f%% (the two together at least %.0f%%); a top-%d passage holds %d of its %d words (at least %d)",
 			100*known, 100*KnownFloor, 100*passages[0].Coverage, 100*CoverageKnown, AgreeTop, most, words, min(SharedWords, words))
+		if missing := Unnamed(question, passages); known < 1 && len(missing) > 0 {
+			s += fmt.Sprintf("; no top-%d passage names %s", NameTop, strings.Join(missing, ", "))
+		}
+		return s
 	}
 	return fmt.Sprintf("no reranker: retrieval agreement (the best passage in the top %d of both keyword and vector search)", AgreeTop)
 }

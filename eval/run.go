@@ -243,7 +243,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		b := float64(*best)
 		o.Best = &b
 	}
-	o.Agree, o.Known = agent.Agreement(passages, known, words), known
+	o.Agree, o.Known = agent.Agreement(q.Question, passages, known, words), known
 	if len(passages) > 0 {
 		o.Coverage = passages[0].Coverage
 	}
