@@ -15,6 +15,10 @@ type Retrieval struct {
 	// Known is the share of the query's content words the index holds
 	// anywhere (index.Results.Known): the keyword-only route's signal.
 	Known float64
+	// Words is how many content words of the query Coverage and Known
+	// count (analysis.QueryWords): a passage's Coverage times Words is how
+	// many of them it holds.
+	Words int
 	// Notice says why the search was narrower than asked (no embedder,
 	// Ollama down): shown to the user once, as a Notice event.
 	Notice string

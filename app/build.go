@@ -79,7 +79,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	}
 	cfg := e.cfg
 	cfg.Index = name
-	remember, err := e.rememberedSettings(ctx, &cfg, req.Told)
+	remember, kept, err := e.rememberedSettings(ctx, &cfg, req.Told)
 	if err != nil {
 		return index.Summary{}, err
 	}
@@ -87,7 +87,7 @@ func (e *Engine) Build(ctx context.Context, req BuildRequest) (index.Summary, er
 	if cfg.Embedder == "none" {
 		model = "none"
 	}
-	var notices []string
+	notices := kept
 	if !req.ChooseEmbedder {
 		// An index keeps the embedder it was built with, a rebuild too:
 		// only --embedder or --embed-model switch it. (A rebuild that took
@@ -168,29 +168,38 @@ func setting(cfg config.Config, key string) string {
 // rememberedSettings sets in cfg what the index remembers of the settings
 // the user did not give for this run (told), and returns what this build
 // is to remember. A new index, or one built by a lore that did not
-// remember settings, takes the configuration's.
-func (e *Engine) rememberedSettings(ctx context.Context, cfg *config.Config, told []string) (map[string]string, error) {
+// remember settings, takes the configuration's. follow-symlinks is
+// remembered however it was set, so a configuration (config.yaml,
+// LORE_FOLLOW_SYMLINKS) changed since does not change what an index may
+// hold: that takes the flag, and a notice (returned) says so, where it
+// was silent before.
+func (e *Engine) rememberedSettings(ctx context.Context, cfg *config.Config, told []string) (map[string]string, []string, error) {
 	var had map[string]string
 	if r, err := e.store.Remembered(ctx, cfg.Index); err == nil {
 		had = r.Settings
 	}
 	out := map[string]string{}
+	var notices []string
 	for _, k := range RememberedKeys {
 		v, ok := had[k]
 		if !ok || slices.Contains(told, k) {
 			continue
 		}
+		if conf := setting(*cfg, k); k == "follow-symlinks" && conf != v {
+			notices = append(notices, fmt.Sprintf("index %q keeps follow-symlinks %s, as it was built: the configuration's %s (config.yaml or LORE_FOLLOW_SYMLINKS) does not change an index's; --follow-symlinks=%s does",
+				cfg.Index, v, conf, conf))
+		}
 		if err := cfg.Set(k, v); err != nil {
-			return nil, fmt.Errorf("index %q remembers %s %q, which lore refuses (%v): give it for this run, e.g. --%s", cfg.Index, k, v, err, k)
+			return nil, nil, fmt.Errorf("index %q remembers %s %q, which lore refuses (%v): give it for this run, e.g. --%s", cfg.Index, k, v, err, k)
 		}
 		out[k] = v
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("index %q remembers settings lore refuses (%v): give them for this run, e.g. --chunk-size 1500", cfg.Index, err)
+		return nil, nil, fmt.Errorf("index %q remembers settings lore refuses (%v): give them for this run, e.g. --chunk-size 1500", cfg.Index, err)
 	}
 	for _, k := range told {
 		out[k] = setting(*cfg, k)
 	}
 	out["follow-symlinks"] = setting(*cfg, "follow-symlinks")
-	return out, nil
+	return out, notices, nil
 }

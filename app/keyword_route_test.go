@@ -40,3 +40,39 @@ func TestKeywordOnlyRefusesQuestionsOfUnknownWords(t *testing.T) {
 		}
 	}
 }
+
+// Keyword-only, two words a short question shares with one passage are no
+// answer: "How do I cancel a context after a timeout?" was answered from
+// the Prometheus docs, one of whose passages says a query is cancelled on
+// a timeout and another names a context (issue 34, item 5). The question
+// the passage answers still routes to the docs.
+func TestKeywordOnlyNeedsThreeWordsTogether(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"timeouts.md": "# Query timeouts\n\nA query that runs past its timeout is cancelled and returns an error.\n",
+		"labels.md":   "# Labels\n\nEach series carries labels that give its samples context.\n",
+		"storage.md":  "# Storage\n\nPrometheus keeps samples on local disk for 15 days unless the retention time is set.\n",
+		"alerts.md":   "# Alerting rules\n\nAn alerting rule fires once its expression has returned series for the whole for duration.\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	for q, want := range map[string]agent.Route{
+		"How do I cancel a context after a timeout?":          agent.RouteNone, // cancel, timeout in one passage; context in another
+		"Is a query cancelled when it runs past its timeout?": agent.RouteDocs,
+	} {
+		final, _ := ask(t, e, q)
+		done, ok := final.(agent.Done)
+		if !ok {
+			t.Fatalf("%q: turn ended with %#v", q, final)
+		}
+		if done.Result.Route != want {
+			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
+		}
+	}
+}

@@ -43,10 +43,15 @@ type pool struct {
 
 	mu     sync.Mutex
 	byName map[string]*openIndex
-	timer  *time.Timer // the next idle sweep; nil when none is due
-	closed bool
-	live   int // index handles open, current or retired: 0 after close once requests end
-	now    func() time.Time
+	// closing are the handles retired under mu, closed by unlock once mu
+	// is released: closing the last reader of a replaced generation
+	// deletes its folder, which for a large index takes seconds that every
+	// other request's acquire would wait out.
+	closing []index.Reader
+	timer   *time.Timer // the next idle sweep; nil when none is due
+	closed  bool
+	live    int // index handles open, current or retired: 0 after close once requests end
+	now     func() time.Time
 }
 
 // defaultIdle is how long an index nobody uses stays open.
@@ -66,16 +71,16 @@ func (p *pool) acquire(ctx context.Context, name string) (*openIndex, error) {
 	current := p.generation(ctx, name) // a small file or one object: read outside the lock
 	p.mu.Lock()
 	if p.closed {
-		p.mu.Unlock()
+		p.unlock()
 		return nil, errClosed
 	}
 	if o := p.byName[name]; o != nil && o.ix.Generation() == current {
 		o.refs++
 		o.used = p.now()
-		p.mu.Unlock()
+		p.unlock()
 		return o, nil
 	}
-	p.mu.Unlock()
+	p.unlock()
 
 	// Opening reads SQLite: done outside the lock, so that requests on
 	// other indexes do not wait on it.
@@ -86,7 +91,7 @@ func (p *pool) acquire(ctx context.Context, name string) (*openIndex, error) {
 	o.refs, o.used = 1, p.now()
 
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.live++
 	if p.closed {
 		p.closeIndex(o)
@@ -108,7 +113,7 @@ func (p *pool) acquire(ctx context.Context, name string) (*openIndex, error) {
 // release ends a use of o that acquire counted.
 func (p *pool) release(o *openIndex) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	o.refs--
 	o.used = p.now()
 	if o.retired && o.refs == 0 {
@@ -133,10 +138,29 @@ func (p *pool) retire(o *openIndex) {
 	}
 }
 
-// closeIndex closes o's handle. p.mu is held.
+// closeIndex closes o's handle once p.mu is released (unlock). p.mu is
+// held.
 func (p *pool) closeIndex(o *openIndex) {
-	o.ix.Close()
-	p.live--
+	p.closing = append(p.closing, o.ix)
+}
+
+// unlock releases p.mu, then closes the handles retired under it: a
+// Close that deletes an old generation holds up only the request that
+// retired it, not every acquire and release of the pool. live counts a
+// handle until its Close has returned.
+func (p *pool) unlock() {
+	todo := p.closing
+	p.closing = nil
+	p.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	for _, ix := range todo {
+		ix.Close()
+	}
+	p.mu.Lock()
+	p.live -= len(todo)
+	p.mu.Unlock()
 }
 
 // evict closes the least recently used indexes nobody uses while more
@@ -169,7 +193,7 @@ func (p *pool) arm() {
 // sweep closes the indexes nobody has used for idle.
 func (p *pool) sweep() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.timer = nil
 	now := p.now()
 	for _, o := range p.byName {
@@ -184,7 +208,7 @@ func (p *pool) sweep() {
 // handles open, retired ones still in use included.
 func (p *pool) names() ([]string, int) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	var names []string
 	for n := range p.byName {
 		names = append(names, n)
@@ -197,7 +221,7 @@ func (p *pool) names() ([]string, int) {
 // requests release them. Later acquires fail.
 func (p *pool) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	p.closed = true
 	if p.timer != nil {
 		p.timer.Stop()

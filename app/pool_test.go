@@ -202,3 +202,52 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// blockingClose is an index whose Close waits for unblock: the last
+// reader of a replaced generation deletes its folder in Close, which for a
+// large index takes seconds.
+type blockingClose struct {
+	index.Reader
+	entered chan struct{}
+	unblock chan struct{}
+}
+
+func (b blockingClose) Close() error {
+	close(b.entered)
+	<-b.unblock
+	return b.Reader.Close()
+}
+
+// While an evicted index closes (a slow Close: an old generation being
+// deleted), requests on other indexes open theirs: the pool does not hold
+// its lock across Close.
+func TestClosingIndexDoesNotHoldThePool(t *testing.T) {
+	e, _ := namedIndexes(t, 1, "alpha", "beta", "gamma")
+	entered, unblock := make(chan struct{}), make(chan struct{})
+	open := e.pool.open
+	e.pool.open = func(ctx context.Context, name string) (*openIndex, error) {
+		o, err := open(ctx, name)
+		if err == nil && name == "alpha" {
+			o.ix = blockingClose{Reader: o.ix, entered: entered, unblock: unblock}
+		}
+		return o, err
+	}
+	searchOn(t, e, "alpha")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); searchOn(t, e, "beta") }() // evicts alpha (max 1), whose Close blocks
+	<-entered
+	done := make(chan struct{})
+	go func() { defer close(done); searchOn(t, e, "gamma") }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // a deadlock, not a speed: gamma needs nothing alpha holds
+		close(unblock)
+		t.Fatal("opening gamma waited for alpha's Close")
+	}
+	close(unblock)
+	wg.Wait()
+	if _, live := e.pool.names(); live > 2 {
+		t.Errorf("%d handles open after alpha closed, want beta and gamma at most", live)
+	}
+}

@@ -121,7 +121,7 @@ func (s *syncLoop) run(ctx context.Context) error {
 	}
 	cfg := s.e.cfg
 	cfg.Index = s.name
-	if _, err := s.e.rememberedSettings(ctx, &cfg, nil); err != nil {
+	if _, _, err := s.e.rememberedSettings(ctx, &cfg, nil); err != nil {
 		return err
 	}
 	host, _ := os.Hostname()

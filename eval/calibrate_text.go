@@ -52,7 +52,7 @@ func (c Calibration) writeAgreement(b *bufio.Writer, width int) {
 	a := c.Agreement
 	fmt.Fprintln(b)
 	fmt.Fprintln(b, Wrap("No question has a rerank score, so routing ran on retrieval agreement (the best passage "+
-		"in the top 3 of both keyword and vector search; keyword-only, with most of the question's words known to the index and in the passage). "+
+		"in the top 3 of both keyword and vector search; keyword-only, with the question's words, and any name it gives, in the index and a top passage). "+
 		"It is a yes/no signal with no threshold to set: "+
 		"there is nothing to calibrate. How it routed this set:", width, ""))
 	fmt.Fprintln(b)

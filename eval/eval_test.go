@@ -144,6 +144,7 @@ func (f *fakeEngine) Search(ctx context.Context, q string, k int, s Setup) (agen
 	}
 	r := agent.Ranking{Passages: ps, Best: best}
 	r.Known = 1 // every word of the question is in the index
+	r.Words = len(strings.Fields(q))
 	return r, nil
 }
 

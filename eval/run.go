@@ -193,6 +193,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 	var passages []agent.Passage
 	var best *float32
 	var known float64
+	var words int
 	if main && opt.Answers {
 		r, err := eng.Ask(ctx, q.Question, setup)
 		if err != nil {
@@ -209,7 +210,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 		// when the turn reranked fewer than the metrics look at
 		// (rerank-candidates below -k): retrieval numbers are then the
 		// same with and without answers.
-		passages, best, known = r.Candidates, bestOf(r.Candidates), r.Known
+		passages, best, known, words = r.Candidates, bestOf(r.Candidates), r.Known, r.Words
 		if len(passages) < need {
 			ranking, err := eng.Search(ctx, q.Question, need, setup)
 			if err != nil {
@@ -236,13 +237,13 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 			o.fail(q, opt.K, err)
 			return o
 		}
-		passages, best, known = ranking.Passages, ranking.Best, ranking.Known
+		passages, best, known, words = ranking.Passages, ranking.Best, ranking.Known, ranking.Words
 	}
 	if best != nil {
 		b := float64(*best)
 		o.Best = &b
 	}
-	o.Agree, o.Known = agent.Agreement(passages, known), known
+	o.Agree, o.Known = agent.Agreement(q.Question, passages, known, words), known
 	if len(passages) > 0 {
 		o.Coverage = passages[0].Coverage
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -339,5 +340,42 @@ func TestRetryAfterFollowsTheRunningAnswers(t *testing.T) {
 	ae := apiError(t, err)
 	if secs, _ := strconv.Atoi(ae.Response.Header.Get("Retry-After")); ae.StatusCode != 429 || secs < 2 {
 		t.Errorf("answers here take 2.5 s and one just started: %d, Retry-After %q", ae.StatusCode, ae.Response.Header.Get("Retry-After"))
+	}
+}
+
+// TestChunkedBodiesGiveBackTheirUnreadShare: a chunked body declares no
+// length, so it is admitted at MaxBody; once it has been read, the part
+// never sent is given back, so small chunked requests whose answers are
+// still streaming do not fill the budget (two of them here refused a
+// third with 429 for as long as they ran).
+func TestChunkedBodiesGiveBackTheirUnreadShare(t *testing.T) {
+	f := newFixture(t, Options{MaxBody: 64 << 10, BodyBudget: 128 << 10}, func(c *config.Config) { c.ServeMaxConcurrent = 4 })
+	f.ollama.SetChat(ollamatest.ChatScript{Tokens: []string{"The alpha ", "widget spins [1]."}, Hang: true})
+	_, addr, _ := serveReal(t, f)
+	body := `{"model":"lore","stream":true,"messages":[{"role":"user","content":"Which way does the alpha widget spin?"}]}`
+	chunked := fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	send := func() *http.Response {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, chunked)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	for i := range 3 {
+		resp := send()
+		if resp.StatusCode != 200 {
+			got, _ := io.ReadAll(resp.Body)
+			t.Fatalf("chunked request %d with %d answering: %d %s", i+1, i, resp.StatusCode, got)
+		}
+		// The answer is under way (its body read) and stays so: the
+		// fake chat hangs after its first token.
+		waitFor(t, "the answer streams", func() bool { return f.ollama.Streaming() == i+1 })
 	}
 }

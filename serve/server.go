@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,7 +55,7 @@ type Options struct {
 	MaxBody int64
 	// BodyBudget caps the bytes of request bodies being read and answered
 	// at once (each counted at its declared length, or MaxBody when it
-	// declares none): past it a request is refused with 429 before its
+	// declares none until it has been read): past it a request is refused with 429 before its
 	// body is read, so a flood of near-cap bodies cannot grow the
 	// process by their size times their number. Default: 8 MiB, at
 	// least twice MaxBody.
@@ -254,9 +255,12 @@ func (s *Server) route(pattern string, private bool, h http.HandlerFunc) {
 					"lore is busy: too many large request bodies are being answered at once; try again shortly")
 				return
 			}
-			defer s.bodies.Release(n)
+			b := &budgetBody{ReadCloser: http.MaxBytesReader(rec, r.Body, s.opt.MaxBody), held: n, release: s.bodies.Release}
+			defer b.releaseAll()
+			r.Body = b
+		} else {
+			r.Body = http.MaxBytesReader(rec, r.Body, s.opt.MaxBody)
 		}
-		r.Body = http.MaxBytesReader(rec, r.Body, s.opt.MaxBody)
 		h(rec, r)
 	})
 }
@@ -271,6 +275,35 @@ func (s *Server) bodySize(r *http.Request) int64 {
 		return s.opt.MaxBody
 	}
 	return min(r.ContentLength, s.opt.MaxBody)
+}
+
+// budgetBody holds a request's share of BodyBudget while the request is
+// answered, and gives back what was reserved and never sent once the body
+// is read to its end: a chunked body is admitted at MaxBody, and nine
+// small chunked requests in flight were refused with 429 for as long as
+// their answers ran. The handler reads the body on its own goroutine
+// before it answers, and releaseAll runs after it on that goroutine.
+type budgetBody struct {
+	io.ReadCloser
+	read, held int64
+	release    func(int64)
+}
+
+func (b *budgetBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	if err == io.EOF && b.held > b.read {
+		b.release(b.held - b.read)
+		b.held = b.read
+	}
+	return n, err
+}
+
+func (b *budgetBody) releaseAll() {
+	if b.held > 0 {
+		b.release(b.held)
+		b.held = 0
+	}
 }
 
 // Serve serves hs on ln, at most MaxConns connections at once: each holds

@@ -15,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/internal/clipboard"
 	"github.com/lore-cli/lore/internal/editor"
 	"github.com/lore-cli/lore/internal/termsafe"
+	"github.com/lore-cli/lore/internal/units"
 )
 
 // commands are the chat's /commands with their one-line help, in the
@@ -260,7 +261,7 @@ var fenceRe = regexp.MustCompile("(?ms)^[ \t]*(```+|~~~+)[^\n]*\n(.*?)^[ \t]*(``
 func (m *Model) copyAnswer(what string) tea.Cmd {
 	t := m.lastTurn()
 	if t == nil || t.answer == "" {
-		m.statusMsg = "nothing to copy yet"
+		m.statusMsg = "nothing to copy: " + noAnswerWhy(t)
 		return nil
 	}
 	text, label := t.answer, "the answer (markdown)"
@@ -278,8 +279,15 @@ func (m *Model) copyAnswer(what string) tea.Cmd {
 		if err != nil && len(blocks) == 1 {
 			n, err = 1, nil
 		}
-		if err != nil || n < 1 || n > len(blocks) {
-			m.statusMsg = fmt.Sprintf("the answer has %d code blocks: /copy code N", len(blocks))
+		switch {
+		case len(blocks) == 0 && (t.route == agent.RouteNone || t.route == agent.RouteSourcesOnly):
+			m.statusMsg = "no code to copy: " + noAnswerWhy(t)
+			return nil
+		case len(blocks) == 0:
+			m.statusMsg = "the last answer has no code block: /copy copies all of it"
+			return nil
+		case err != nil || n < 1 || n > len(blocks):
+			m.statusMsg = fmt.Sprintf("the last answer has %s: /copy code 1 to %d", units.Plural(len(blocks), "code block"), len(blocks))
 			return nil
 		}
 		text, label = blocks[n-1][2], fmt.Sprintf("code block %d", n)
@@ -293,6 +301,29 @@ func (m *Model) copyAnswer(what string) tea.Cmd {
 		}
 		return copiedMsg{what: label, how: how}
 	})
+}
+
+// noAnswerWhy says why the last turn t (nil: none) has no answer to copy.
+// "nothing to copy yet" alone left the user guessing whether /copy, the
+// block number or the chat was at fault.
+func noAnswerWhy(t *turn) string {
+	switch {
+	case t == nil:
+		return "no question asked yet; ask one, then /copy code N copies a code block of its answer"
+	case t.state == turnInfo:
+		return "the last turn is a /search: passages, not an answer"
+	case t.state == turnRunning:
+		return "the answer has not begun yet"
+	case t.state == turnCancelled:
+		return "the last answer was cancelled before its first word"
+	case t.state == turnFailed:
+		return "the last question failed before it was answered"
+	case t.route == agent.RouteNone:
+		return "the documents do not cover the last question, so there is no answer"
+	case t.route == agent.RouteSourcesOnly:
+		return "the last turn lists passages only (no chat model reachable), there is no answer"
+	}
+	return "the last answer is empty"
 }
 
 // footnote is a source as a markdown link target.

@@ -119,3 +119,30 @@ func TestMultiLinePasteShowsEveryLine(t *testing.T) {
 		}
 	}
 }
+
+// /copy code 3 with no answer to copy says why, on screen: before any
+// question, after a question the documents do not cover, and past the
+// answer's last code block (issue 34: "nothing to copy yet" left the
+// user guessing).
+func TestCopyWithNoAnswerSaysWhy(t *testing.T) {
+	h := newHarness(t, 100, 20, "dark")
+	copyCode3 := func() string {
+		h.typeText("/copy code 3")
+		if cmd := h.press(tea.Key{Code: tea.KeyEnter}); cmd != nil {
+			t.Fatal("/copy code 3 copied something")
+		}
+		return h.screen()
+	}
+	if s := copyCode3(); !strings.Contains(s, "no question asked yet") {
+		t.Errorf("before any question:\n%s", s)
+	}
+	seq := h.ask("what is the capital of Peru?")
+	h.events(seq, agent.Done{Result: agent.Result{Route: agent.RouteNone}})
+	if s := copyCode3(); !strings.Contains(s, "the documents do not cover the last question") {
+		t.Errorf("after a question not in the docs:\n%s", s)
+	}
+	h.finishAnswer(h.streamAnswer())
+	if s := copyCode3(); !strings.Contains(s, "the last answer has 1 code block: /copy code 1 to 1") {
+		t.Errorf("past the last code block:\n%s", s)
+	}
+}

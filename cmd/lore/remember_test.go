@@ -51,3 +51,25 @@ func TestIndexRemembersWhatItWasTold(t *testing.T) {
 		t.Errorf("status after the refreshes: exit %d %s", r.code, r.stdout)
 	}
 }
+
+// follow-symlinks is remembered however it was set: turned on later in
+// the configuration it does not change what an existing index holds, and
+// the build says so and names the flag that does (it was silent).
+func TestFollowSymlinksInConfigLaterIsNamed(t *testing.T) {
+	e := newEnv(t)
+	docs, away := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(docs, "x.md"), []byte("# x\n\nplain notes\n"), 0o644)
+	os.WriteFile(filepath.Join(away, "far.md"), []byte("# far\n\nzanzibar\n"), 0o644)
+	os.Symlink(filepath.Join(away, "far.md"), filepath.Join(docs, "far.md"))
+	if r := e.run(false, "index", "--embedder", "none", docs); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	e.vars["LORE_FOLLOW_SYMLINKS"] = "true"
+	r := e.run(false, "index")
+	if r.code != 0 || !strings.Contains(r.stderr, "keeps follow-symlinks false") || !strings.Contains(r.stderr, "--follow-symlinks=true") {
+		t.Fatalf("configuration turned on later: exit %d, no notice naming the flag:\n%s", r.code, r.stderr)
+	}
+	if r := e.run(false, "search", "--json", "zanzibar"); len(searchJSONOut(t, r.stdout).Results) != 0 {
+		t.Fatalf("the index followed the link the build said it kept out")
+	}
+}

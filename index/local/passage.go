@@ -49,8 +49,10 @@ func (ix *Index) document(ctx context.Context, p string) (index.DocPath, *docRow
 // when it is still what was indexed (same bytes) and is inside its source
 // folder once symlinks are resolved; otherwise the text comes from the
 // chunks the index stored. A file that resolves outside its source is
-// refused (ErrNotIndexed): a symlink that points out is not a way to read
-// the rest of the disk.
+// not read (a symlink that points out is not a way to read the rest of
+// the disk): it is refused (ErrNotIndexed), unless the index was built
+// with follow-symlinks, whose searches return such files' passages; then
+// the text comes from the stored chunks, which are what was indexed.
 func (ix *Index) ReadPassage(ctx context.Context, p string, start, end, maxLines int) (index.Passage, error) {
 	if err := index.CheckLineRange(start, end); err != nil {
 		return index.Passage{}, err
@@ -61,11 +63,15 @@ func (ix *Index) ReadPassage(ctx context.Context, p string, start, end, maxLines
 	}
 	root := doc.Dir()
 	abs := filepath.Join(root, doc.Rel)
-	if err := contained(root, abs); err != nil {
-		return index.Passage{}, err
-	}
 	out := index.Passage{Source: root, Path: doc.Rel}
-	if !ingest.Extracted(doc.Rel) {
+	fromDisk := !ingest.Extracted(doc.Rel)
+	if err := contained(root, abs); err != nil {
+		if !errors.Is(err, index.ErrNotIndexed) || !ix.followsSymlinks() {
+			return index.Passage{}, err
+		}
+		fromDisk = false
+	}
+	if fromDisk {
 		data, err := ingest.ReadFile(abs, d.size)
 		if err == nil && index.ContentHash(data) == d.hash {
 			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
@@ -99,6 +105,13 @@ func (ix *Index) ReadPassage(ctx context.Context, p string, start, end, maxLines
 		return out, damaged(ix.name, err)
 	}
 	return index.StitchPassage(out, chunks, start, end, maxLines)
+}
+
+// followsSymlinks reports whether the index's builds follow symbolic links
+// that lead out of a source (follow-symlinks, remembered with the sources).
+func (ix *Index) followsSymlinks() bool {
+	r, err := ReadRemembered(ix.dir)
+	return err == nil && r.Walk().FollowSymlinks
 }
 
 // contained refuses a file that, with symlinks resolved, is not inside
