@@ -28,6 +28,7 @@ import (
 	"github.com/go-openapi/strfmt"
 	"github.com/lore-cli/lore/index"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 )
@@ -679,13 +680,34 @@ func (s *Store) count(ctx context.Context, class string) (int, error) {
 	return n, nil
 }
 
+// countWhere counts the objects of class that where matches, by an
+// Aggregate bounded as count's is. It has no scan to fall back on: a
+// caller that gets an error counts its own way.
+func (s *Store) countWhere(ctx context.Context, class string, where *filters.WhereBuilder) (int, error) {
+	s.mu.Lock()
+	off := time.Now().Before(s.aggregateOff)
+	s.mu.Unlock()
+	if off {
+		return 0, errors.New("aggregate off: a node did not answer one lately")
+	}
+	return s.aggregate(ctx, class, where)
+}
+
 func (s *Store) aggregateCount(ctx context.Context, class string) (int, error) {
+	return s.aggregate(ctx, class, nil)
+}
+
+func (s *Store) aggregate(ctx context.Context, class string, where *filters.WhereBuilder) (int, error) {
 	var n int
 	actx, cancel := context.WithTimeout(ctx, min(s.cfg.Timeout, 5*time.Second))
 	defer cancel()
 	err := s.pool.do(actx, func(ctx context.Context, c *wv.Client) error {
-		resp, err := c.GraphQL().Aggregate().WithClassName(class).
-			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}}).Do(ctx)
+		agg := c.GraphQL().Aggregate().WithClassName(class).
+			WithFields(graphql.Field{Name: "meta", Fields: []graphql.Field{{Name: "count"}}})
+		if where != nil {
+			agg = agg.WithWhere(where)
+		}
+		resp, err := agg.Do(ctx)
 		if err != nil {
 			return err
 		}
