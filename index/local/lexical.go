@@ -1,7 +1,6 @@
 package local
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -574,7 +573,7 @@ type lexicalState struct {
 }
 
 // lexicalIDs returns the k best chunk ids by BM25F, their top
-// proximityDepth re-ranked by proximity when asked, best first.
+// bm25.ProximityDepth re-ranked by proximity when asked, best first.
 func (ix *Index) lexicalIDs(ctx context.Context, query string, k int, proximity bool) ([]int64, error) {
 	ids, _, _, err := ix.lexical(ctx, query, k, proximity)
 	return ids, err
@@ -591,18 +590,12 @@ func (ix *Index) lexical(ctx context.Context, query string, k int, proximity boo
 	return ids, cover, known, err
 }
 
-// lexicalHits is lexical with the scores.
+// lexicalHits is lexical with the scores: the postings of the query's
+// terms, read from this snapshot, scored by bm25.Params.Rank (the scorer
+// the Weaviate store shares).
 func (ix *Index) lexicalHits(ctx context.Context, query string, k int, proximity bool) ([]bm25.Hit, []float64, float64, error) {
-	qterms := analysis.QueryTerms(query)
-	terms := make([]string, len(qterms), 2*len(qterms))
-	for i, t := range qterms {
-		terms[i] = t.Term
-	}
-	for _, t := range qterms {
-		if plainWord(t) {
-			terms = append(terms, analysis.PartPrefix+t.Term)
-		}
-	}
+	q := bm25.NewQuery(query)
+	terms := q.Read
 	if len(terms) == 0 {
 		return nil, nil, 0, nil
 	}
@@ -636,60 +629,20 @@ func (ix *Index) lexicalHits(ctx context.Context, query string, k int, proximity
 	for _, t := range lists {
 		t.List.Remove(dead)
 	}
-	var scored []*bm25.Term
-	var stems []string
-	var idfs []float64
-	for _, qt := range qterms {
-		term := qt.Term
-		t := lists[term]
-		df := 0
-		if t != nil {
-			df = len(t.List.IDs)
+	df := func(term string) int {
+		if t := lists[term]; t != nil {
+			return len(t.List.IDs)
 		}
-		if p := lists[analysis.PartPrefix+term]; p != nil && plainWord(qt) {
-			var word bm25.List
-			if t != nil {
-				word = t.List
-			}
-			t = &bm25.Term{List: bm25.Merge(&word, &p.List, partWeight)}
-			if df == 0 {
-				// Rare as a word or not, the idf is the word's own: the
-				// union's df made a word common in code names weigh less
-				// everywhere, and cost the Go set an answer.
-				df = len(t.List.IDs)
-			}
-		}
-		if t == nil {
-			continue
-		}
-		idf := bm25.IDF(int(docs), df)
-		if qt.Part {
-			// As a text's camelCase parts weigh against its words.
-			idf *= partWeight
-		}
-		if qt.Word != "" {
-			// A plain word's identifier weighs no more than the word:
-			// as much when the word is nowhere else (keepalive).
-			df := 0
-			if w := lists[qt.Word]; w != nil {
-				df = len(w.List.IDs)
-			}
-			idf = min(idf, bm25.IDF(int(docs), df))
-		}
-		t.Weight = bm25Params.Weight(idf)
-		scored = append(scored, t)
-		if !strings.HasPrefix(term, analysis.IdentPrefix) {
-			stems, idfs = append(stems, term), append(idfs, idf)
-		}
+		return 0
 	}
-	hits := bm25.TopK(scored, k, nil)
-	if proximity && len(stems) > 1 {
-		if err := proximityRerank(ctx, tx, hits[:min(len(hits), proximityDepth)], bm25.NewProximity(stems, idfs)); err != nil {
+	hits, prox := bm25Params.Rank(q, lists, bm25.Stats{Docs: int(docs), DF: df}, k)
+	if proximity && prox != nil {
+		if err := proximityRerank(ctx, tx, hits, prox); err != nil {
 			return nil, nil, 0, fmt.Errorf("lexical search: %w", err)
 		}
 	}
 	cover := make([]float64, len(hits))
-	words := searchedWords(query, terms)
+	words := q.Words
 	for i, h := range hits {
 		cover[i] = analysis.Coverage(words, func(t string) bool {
 			l := lists[t]
@@ -704,48 +657,10 @@ func (ix *Index) lexicalHits(ctx context.Context, query string, k int, proximity
 	return hits, cover, known, nil
 }
 
-// plainWord reports whether t is one of the question's words (not an
-// identifier): those are also searched among camelCase parts.
-func plainWord(t analysis.QueryTerm) bool {
-	return t.Word == "" && !strings.HasPrefix(t.Term, analysis.IdentPrefix)
-}
-
-// partWeight scales a camelCase part's impact against the word's own
-// (bm25.Merge). A part is weaker evidence than the word said: maxIdleConns
-// names a setting, a text about idle connections explains it. Measured
-// keyword only, 0.125 to 0.5 all lifted Prometheus MRR@5 0.688 → 0.702;
-// on the Go set 0.125 to 0.35 lifted MRR@5 0.496 → 0.502..0.504, 0.5 lost
-// 0.002, 0.75 and 1 lost 2 and 4 answers from the top 5 (code chunks full
-// of identifiers began to match plain words); docs/indexing.md, "Keyword
-// ranking".
-const partWeight = 0.25
-
-// searchedWords are the question's content words that were searched (a
-// long question's first MaxQueryTerms terms): what coverage counts.
-func searchedWords(query string, searched []string) []analysis.QueryWord {
-	var out []analysis.QueryWord
-	for _, w := range analysis.QueryWords(query) {
-		if slices.Contains(searched, w.Term) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// proximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
-// 100 and 200 measured the same on both public sets and the bundled
-// sample, and each costs a chunk text read and scanned: at 20 the
-// re-ranking was two thirds of a keyword search's time at 100k chunks.
-const proximityDepth = 10
-
-// proximityWeight is what a window's idf mass adds to a BM25F score.
-// Measured flat from 0.25 to 1 on both public sets (within two questions
-// in 36); 1 lost a Prometheus and a Go question from the top 5, 0.25 none.
-const proximityWeight = 0.25
-
 // proximityRerank re-orders BM25's best by how close together each holds
-// the query words, reading their texts.
+// the query words (bm25.Rerank), reading their texts.
 func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.Proximity) error {
+	hits = hits[:min(len(hits), bm25.ProximityDepth)]
 	if len(hits) == 0 {
 		return nil
 	}
@@ -758,27 +673,19 @@ func proximityRerank(ctx context.Context, tx *sql.Tx, hits []bm25.Hit, p *bm25.P
 		return err
 	}
 	defer rows.Close()
-	bonus := make(map[int64]float64, len(hits))
+	text := make(map[int64]string, len(hits))
 	for rows.Next() {
 		var id int64
-		var text string
-		if err := rows.Scan(&id, &text); err != nil {
+		var t string
+		if err := rows.Scan(&id, &t); err != nil {
 			return err
 		}
-		bonus[id] = proximityWeight * p.Score(text)
+		text[id] = t
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for i := range hits {
-		hits[i].Score += bonus[hits[i].ID]
-	}
-	slices.SortStableFunc(hits, func(a, b bm25.Hit) int {
-		if a.Score != b.Score {
-			return cmp.Compare(b.Score, a.Score)
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	bm25.Rerank(hits, p, text)
 	return nil
 }
 

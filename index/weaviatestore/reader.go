@@ -17,6 +17,7 @@ import (
 
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/bm25"
 	"github.com/lore-cli/lore/index/ingest"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/filters"
@@ -32,6 +33,8 @@ type Reader struct {
 
 	mu sync.Mutex
 	v  *view
+
+	rank rankCache
 }
 
 // view is the generation's meta keys and sources as last read. A build
@@ -173,17 +176,22 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		return r.weaviateHybrid(ctx, v, query, q, vec, opt, res)
 	}
 	var lex, vecHits []chunkObj
-	var lexErr, vecErr error
+	var lexErr, vecErr, statErr error
+	var st termStats
 	var wg sync.WaitGroup
+	bq := bm25.NewQuery(query)
 	if lexical {
 		wg.Go(func() {
 			t := time.Now()
 			lexErr = r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
 				return b.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(bm25Query(q)).WithProperties(bm25Props...)).
-					WithFields(hitFields...).WithLimit(opt.Depth)
+					WithFields(hitFields...).WithLimit(candidates(opt.Depth))
 			}, &lex)
 			res.Timings.Lexical = time.Since(t)
 		})
+		if len(bq.Read) > 0 {
+			wg.Go(func() { st, statErr = r.stats(ctx, bq) })
+		}
 	}
 	if useVec {
 		wg.Go(func() {
@@ -200,13 +208,26 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 	}
 	t := time.Now()
 	objs := map[int64]chunkObj{}
-	words := analysis.QueryWords(query)
-	lexIDs, cover := make([]int64, len(lex)), make([]float64, len(lex))
-	held := map[string]bool{}
-	for i, o := range lex {
-		lexIDs[i], cover[i], objs[int64(o.ChunkID)] = int64(o.ChunkID), coverage(words, o, held), o
+	var lexIDs []int64
+	var cover []float64
+	if statErr == nil && len(bq.Read) > 0 {
+		var kept []ranked
+		kept, res.Known = rank(bq, lex, st, opt.Depth, !opt.NoProximity)
+		for _, k := range kept {
+			lexIDs, cover, objs[int64(k.obj.ChunkID)] = append(lexIDs, int64(k.obj.ChunkID)), append(cover, k.cover), k.obj
+		}
+	} else {
+		// The counts did not come (a node slow or down): the cluster's
+		// own order, rather than no keyword results.
+		words := analysis.QueryWords(query)
+		held := map[string]bool{}
+		for _, o := range lex[:min(len(lex), opt.Depth)] {
+			lexIDs, cover, objs[int64(o.ChunkID)] = append(lexIDs, int64(o.ChunkID)), append(cover, coverage(words, o, held)), o
+		}
+		res.Known = analysis.Coverage(words, func(t string) bool { return held[t] })
 	}
-	res.Known = analysis.Coverage(words, func(t string) bool { return held[t] })
+	res.Timings.Lexical += time.Since(t) // lore's ranking is part of the keyword stage
+	t = time.Now()
 	vecRanks := make([][]int64, len(vecHits))
 	for i, o := range vecHits {
 		vecRanks[i] = []int64{int64(o.ChunkID)}

@@ -109,14 +109,19 @@ func TestAllEndpointsDead(t *testing.T) {
 
 // Fixtures: four chunks in two files, with 4-dimensional vectors.
 var (
-	eOllama   = []float32{1, 0, 0, 0}
-	eGarden   = []float32{0, 1, 0, 0}
-	eUser     = []float32{0, 0, 1, 0}
-	eDecoy    = []float32{0, 0, 0, 1}
-	chOllama  = ingest.Chunk{Start: 1, End: 3, Heading: "Configuration", Kind: "prose", Text: "Set OLLAMA_HOST to point lore at another server."}
-	chGarden  = ingest.Chunk{Start: 5, End: 9, Heading: "Elsewhere", Kind: "prose", Text: "Unrelated prose about gardening and ripe tomatoes in summer."}
-	chUser    = ingest.Chunk{Start: 1, End: 4, Kind: "code", Text: "func getUserById(id int) (*User, error) {\n\treturn db.find(id)\n}"}
-	chDecoy   = ingest.Chunk{Start: 6, End: 8, Kind: "code", Text: "// the ollama host: ollama runs on a host, the host of ollama, host host"}
+	eOllama  = []float32{1, 0, 0, 0}
+	eGarden  = []float32{0, 1, 0, 0}
+	eUser    = []float32{0, 0, 1, 0}
+	eDecoy   = []float32{0, 0, 0, 1}
+	chOllama = ingest.Chunk{Start: 1, End: 3, Heading: "Configuration", Kind: "prose", Text: "Set OLLAMA_HOST to point lore at another server."}
+	chGarden = ingest.Chunk{Start: 5, End: 9, Heading: "Elsewhere", Kind: "prose", Text: "Unrelated prose about gardening and ripe tomatoes in summer."}
+	chUser   = ingest.Chunk{Start: 1, End: 4, Kind: "code", Text: "func getUserById(id int) (*User, error) {\n\treturn db.find(id)\n}"}
+	// The decoy says ollama and host apart, once each. It used to repeat
+	// them eight times: in an index of four chunks every idf is near 1,
+	// and lore's scorer (the local store's too) let that repetition
+	// outweigh the identifier, which only Weaviate's identifiers^2 boost
+	// had held off.
+	chDecoy   = ingest.Chunk{Start: 6, End: 8, Kind: "code", Text: "// the ollama host runs here"}
 	chReplace = ingest.Chunk{Start: 1, End: 2, Heading: "Configuration", Kind: "prose", Text: "Lore reads its settings from config.yaml now."}
 )
 
@@ -237,6 +242,7 @@ func TestSingleNode(t *testing.T) {
 	}{
 		{"schema", testSchema},
 		{"search modes", testSearchModes},
+		{"keyword ranking", testKeywordRanking},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
 		{"vectors from the cluster", testVectorsFromCluster},

@@ -39,8 +39,8 @@ var rules = []rule{
 		return imp == "index" || strings.HasPrefix(imp, "index/") && imp != "index/weaviatestore" || strings.HasPrefix(imp, "internal/")
 	}, "the local store imports the seam, ingest, analysis, bm25, hnsw, never another store"},
 	{"index/weaviatestore", func(imp string) bool {
-		return imp == "index" || imp == "index/ingest" || imp == "index/analysis" || strings.HasPrefix(imp, "internal/")
-	}, "the Weaviate store imports the seam, ingest and analysis, never another store"},
+		return imp == "index" || imp == "index/ingest" || imp == "index/analysis" || imp == "index/bm25" || strings.HasPrefix(imp, "internal/")
+	}, "the Weaviate store imports the seam, ingest, analysis and bm25 (lore's scorer), never another store"},
 }
 
 type pkgInfo struct {

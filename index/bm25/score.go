@@ -1,0 +1,164 @@
+package bm25
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/lore-cli/lore/index/analysis"
+)
+
+// The scoring of one question, the same in every store: the local store
+// feeds it the postings of its whole index, the Weaviate store the
+// postings of the candidates its cluster returned, analysed again (so a
+// chunk scores the same in both, with the field weights, camelCase parts,
+// identifier rule and proximity Weaviate's own BM25 has none of).
+
+// PartWeight scales a camelCase part's impact against the word's own
+// (Merge). A part is weaker evidence than the word said: maxIdleConns
+// names a setting, a text about idle connections explains it. Measured
+// keyword only, 0.125 to 0.5 all lifted Prometheus MRR@5 0.688 → 0.702;
+// on the Go set 0.125 to 0.35 lifted MRR@5 0.496 → 0.502..0.504, 0.5 lost
+// 0.002, 0.75 and 1 lost 2 and 4 answers from the top 5 (code chunks full
+// of identifiers began to match plain words); docs/indexing.md, "Keyword
+// ranking".
+const PartWeight = 0.25
+
+// ProximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
+// 100 and 200 measured the same on both public sets and the bundled
+// sample, and each costs a chunk text read and scanned: at 20 the
+// re-ranking was two thirds of a keyword search's time at 100k chunks.
+const ProximityDepth = 10
+
+// ProximityWeight is what a window's idf mass adds to a BM25F score.
+// Measured flat from 0.25 to 1 on both public sets (within two questions
+// in 36); 1 lost a Prometheus and a Go question from the top 5, 0.25 none.
+const ProximityWeight = 0.25
+
+// A Query is a question as the keyword stage searches it.
+type Query struct {
+	Terms []analysis.QueryTerm
+	// Read is every term whose postings Rank scores: each of Terms and,
+	// for each plain word, the camelCase part it may be (PartPrefix).
+	Read []string
+	// Words are the question's content words that were searched (a long
+	// question's first MaxQueryTerms terms): what coverage counts.
+	Words []analysis.QueryWord
+}
+
+// NewQuery analyses a question (analysis.QueryTerms).
+func NewQuery(text string) Query {
+	q := Query{Terms: analysis.QueryTerms(text)}
+	q.Read = make([]string, len(q.Terms), 2*len(q.Terms))
+	for i, t := range q.Terms {
+		q.Read[i] = t.Term
+	}
+	for _, t := range q.Terms {
+		if plainWord(t) {
+			q.Read = append(q.Read, analysis.PartPrefix+t.Term)
+		}
+	}
+	for _, w := range analysis.QueryWords(text) {
+		if slices.Contains(q.Read, w.Term) {
+			q.Words = append(q.Words, w)
+		}
+	}
+	return q
+}
+
+// Counted are the terms whose document frequency Rank asks Stats.DF for,
+// besides the parts of a word no chunk says (PartPrefix).
+func (q Query) Counted() []string {
+	var out []string
+	for _, t := range q.Terms {
+		out = append(out, t.Term)
+		if t.Word != "" && !slices.Contains(out, t.Word) {
+			out = append(out, t.Word)
+		}
+	}
+	return out
+}
+
+// plainWord reports whether t is one of the question's words (not an
+// identifier): those are also searched among camelCase parts.
+func plainWord(t analysis.QueryTerm) bool {
+	return t.Word == "" && !strings.HasPrefix(t.Term, analysis.IdentPrefix)
+}
+
+// Stats say how common terms are in the whole index: its chunk count and
+// the number of chunks that hold a term.
+type Stats struct {
+	Docs int
+	DF   func(term string) int
+}
+
+// Rank scores the postings of q.Read (lists; a term absent or nil has
+// none) and returns the k best chunks, best first, and the Proximity to
+// re-rank them by (nil when the question has fewer than two words).
+func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *Proximity) {
+	var scored []*Term
+	var stems []string
+	var idfs []float64
+	for _, qt := range q.Terms {
+		term := qt.Term
+		t := lists[term]
+		df := 0
+		if t != nil {
+			df = st.DF(term)
+		}
+		if part := lists[analysis.PartPrefix+term]; part != nil && plainWord(qt) {
+			var word List
+			if t != nil {
+				word = t.List
+			}
+			t = &Term{List: Merge(&word, &part.List, PartWeight)}
+			if df == 0 {
+				// Rare as a word or not, the idf is the word's own: the
+				// union's df made a word common in code names weigh less
+				// everywhere, and cost the Go set an answer.
+				df = st.DF(analysis.PartPrefix + term)
+			}
+		}
+		if t == nil {
+			continue
+		}
+		idf := IDF(st.Docs, df)
+		if qt.Part {
+			// As a text's camelCase parts weigh against its words.
+			idf *= PartWeight
+		}
+		if qt.Word != "" {
+			// A plain word's identifier weighs no more than the word:
+			// as much when the word is nowhere else (keepalive).
+			idf = min(idf, IDF(st.Docs, st.DF(qt.Word)))
+		}
+		t.Weight = p.Weight(idf)
+		scored = append(scored, t)
+		if !strings.HasPrefix(term, analysis.IdentPrefix) {
+			stems, idfs = append(stems, term), append(idfs, idf)
+		}
+	}
+	hits := TopK(scored, k, nil)
+	if len(stems) < 2 {
+		return hits, nil
+	}
+	return hits, NewProximity(stems, idfs)
+}
+
+// Rerank re-orders the first ProximityDepth hits by how close together
+// their texts (by chunk id; a hit without one keeps its score) hold the
+// query's words.
+func Rerank(hits []Hit, p *Proximity, text map[int64]string) {
+	hits = hits[:min(len(hits), ProximityDepth)]
+	for i, h := range hits {
+		if t, ok := text[h.ID]; ok {
+			hits[i].Score += ProximityWeight * p.Score(t)
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
