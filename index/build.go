@@ -165,7 +165,7 @@ func (b *builder) run(ctx context.Context, t Target) error {
 		b.report("done")
 		return nil
 	}
-	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Progress: func(phase string, done, total int) {
+	b.sum.TotalFiles, b.sum.TotalChunks, err = w.Publish(ctx, PublishOptions{Vectors: b.opt.Embedder != nil, Batch: b.opt.Only != nil, Progress: func(phase string, done, total int) {
 		b.progress.GraphDone, b.progress.GraphTotal = done, total
 		b.report(phase)
 	}})
