@@ -35,19 +35,24 @@ import (
 //     fresh build of the same tree with the same embedder.
 func BenchmarkWatchSaveToSearch100k(b *testing.B) {
 	files := envInt(b, "LORE_BENCH_SYNC_FILES", 10000)
-	for range b.N {
-		for _, mode := range []string{"keyword", "embedder"} {
-			benchSaveToSearch(b, "local", mode, files, nil)
-		}
-		// One node; LORE_BENCH_SYNC_WEAVIATE_FILES sizes its tree.
-		if _, err := weaviatetest.Binary(); err != nil {
-			fmt.Printf("    weaviate: skipped (%v)\n", err)
-			continue
-		}
-		c := weaviatetest.Start(b, 1)
-		for _, mode := range []string{"keyword", "embedder"} {
-			benchSaveToSearch(b, "weaviate", mode, envInt(b, "LORE_BENCH_SYNC_WEAVIATE_FILES", files), c)
-		}
+	for _, mode := range []string{"keyword", "embedder"} {
+		b.Run("local/"+mode, func(b *testing.B) {
+			for range b.N {
+				benchSaveToSearch(b, "local", mode, files, nil)
+			}
+		})
+	}
+	// One node; LORE_BENCH_SYNC_WEAVIATE_FILES sizes its tree.
+	for _, mode := range []string{"keyword", "embedder"} {
+		b.Run("weaviate/"+mode, func(b *testing.B) {
+			if _, err := weaviatetest.Binary(); err != nil {
+				b.Skipf("no Weaviate server: %v", err)
+			}
+			c := weaviatetest.Start(b, 1)
+			for range b.N {
+				benchSaveToSearch(b, "weaviate", mode, envInt(b, "LORE_BENCH_SYNC_WEAVIATE_FILES", files), c)
+			}
+		})
 	}
 }
 
