@@ -127,9 +127,9 @@ check "weaviate: doctor checks the cluster" grep -q "3 of 3 nodes" "$work/doctor
 bg_pid=$!
 for _ in $(seq 600); do grep -q '"event": *"started"' "$work/watch.ndjson" 2>/dev/null && break; sleep 0.2; done
 check "watch on the cluster: started" grep -q '"event": *"started"' "$work/watch.ndjson"
-found() { # word: true once another process's search finds watched.md first
+found() { # word: true once another process's search has watched.md in its top 3
   "${W[@]}" "$lore" search --json -k 3 "$1" 2>/dev/null | python3 -c "
-import json,sys; r=json.load(sys.stdin)['results']; sys.exit(not (r and r[0]['path'] == 'watched.md'))"
+import json,sys; r=json.load(sys.stdin)['results']; sys.exit(not any(x['path'] == 'watched.md' for x in r))"
 }
 printf '# Watched\n\nThe quokkaword is saved while watched.\n' >"$work/corpus/watched.md"
 for _ in $(seq 150); do found quokkaword && break; sleep 0.2; done
