@@ -164,6 +164,7 @@ type watchLease struct {
 	mu            sync.Mutex
 	obj           watchObj
 	closed        bool
+	lost          bool // taken over or removed: never written again
 	stop, stopped chan struct{}
 }
 
@@ -179,7 +180,9 @@ func (l *watchLease) renew() {
 			return
 		case <-t.C:
 			l.mu.Lock()
-			l.write(context.Background())
+			if !l.lost {
+				l.write(context.Background())
+			}
 			l.mu.Unlock()
 		}
 	}
@@ -189,6 +192,16 @@ func (l *watchLease) renew() {
 func (l *watchLease) write(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, l.s.cfg.Timeout)
 	defer cancel()
+	// Read first: a watcher whose lease lapsed (a laptop asleep) and was
+	// taken over, or whose index was removed, must not write itself back.
+	back, err := l.s.readWatch(ctx, l.name)
+	if err != nil {
+		return err
+	}
+	if back == nil || back.Holder != l.obj.Holder {
+		l.lost = true
+		return fmt.Errorf("%w: the watch lease of index %q was taken over or removed", index.ErrLocked, l.name)
+	}
 	l.obj.Expires = time.Now().Add(leaseTTL).UnixMilli()
 	return l.s.writeWatch(ctx, l.name, l.obj)
 }
@@ -198,6 +211,9 @@ func (l *watchLease) Record(ctx context.Context, f index.Freshness) error {
 	defer l.mu.Unlock()
 	if l.closed {
 		return errors.New("watch lease closed")
+	}
+	if l.lost {
+		return fmt.Errorf("%w: the watch lease of index %q was taken over or removed", index.ErrLocked, l.name)
 	}
 	l.obj.Freshness = f
 	return l.write(ctx)
