@@ -42,6 +42,10 @@ func Rerun(t *testing.T) bool {
 			if err := os.Chmod(d, fi.Mode().Perm()|0o005); err != nil {
 				t.Skipf("cannot open %s to nobody: %v", d, err)
 			}
+			// Put back when the test ends: an ancestor (a home folder)
+			// must not stay open to everyone.
+			d, mode := d, fi.Mode().Perm()
+			t.Cleanup(func() { os.Chmod(d, mode) })
 		}
 	}
 	if err := os.Chmod(tmp, 0o1777); err != nil {
