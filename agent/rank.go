@@ -56,8 +56,11 @@ func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, 
 	}); err != nil {
 		return out, err
 	}
+	// The reranker reads every piece of a long line, and the one it likes
+	// best stands for the line.
 	out.Passages = out.Retrieval.Passages
 	if rr == nil || len(out.Passages) == 0 {
+		out.Passages = oncePerLine(out.Passages)
 		return out, nil
 	}
 	var scores []Scored
@@ -82,6 +85,7 @@ func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, 
 			out.Notice += "; "
 		}
 		out.Notice += "reranking failed, results are in fused order: " + err.Error()
+		out.Passages = oncePerLine(out.Passages)
 		return out, nil
 	}
 	out.Rerank = time.Since(start)
@@ -95,9 +99,30 @@ func Rank(ctx context.Context, ret Retriever, rr Reranker, query string, n int, 
 		p.Rerank = &score
 		ranked = append(ranked, p)
 	}
-	out.Passages = ranked
-	if len(ranked) > 0 {
-		out.Best = ranked[0].Rerank
+	out.Passages = oncePerLine(ranked)
+	if len(out.Passages) > 0 {
+		out.Best = out.Passages[0].Rerank
 	}
 	return out, nil
+}
+
+// oncePerLine keeps the first of passages that cite the same lines of the
+// same file. Only the pieces of one line too long for a chunk (a generated
+// table, minified code) do: lore cites lines, so listing each piece would
+// show one citation several times over and crowd out other files.
+func oncePerLine(ps []Passage) []Passage {
+	type cite struct {
+		root, path string
+		start, end int
+	}
+	seen := make(map[cite]bool, len(ps))
+	out := ps[:0:0]
+	for _, p := range ps {
+		c := cite{p.Root, p.Path, p.Start, p.End}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
