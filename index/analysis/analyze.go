@@ -493,7 +493,12 @@ func isSquashed(l string) bool {
 // A QueryWord is one content word of a question as the routing floor
 // counts it: a passage holds it when it holds the word's Term or, when
 // Ident is set, that identifier (keepalive is in a passage on --keep-alive).
-type QueryWord struct{ Term, Ident string }
+// Joined marks the second and later bigrams of a CJK run, which share a
+// character with the one before (Coverage).
+type QueryWord struct {
+	Term, Ident string
+	Joined      bool
+}
 
 // QueryWords are the distinct content words of a question, in order, at
 // most MaxQueryTerms: what Query searches for, paired word by word.
@@ -501,16 +506,19 @@ func QueryWords(text string) []QueryWord {
 	var out []QueryWord
 	seen := map[string]bool{}
 	fields(text, func(w string) {
+		joined := false
 		Word(w, func(t string) {
 			if seen[t] || len(out) == MaxQueryTerms {
+				joined = false // a repeated bigram: the run counts on anew
 				return
 			}
 			seen[t] = true
-			q := QueryWord{Term: t}
+			q := QueryWord{Term: t, Joined: joined}
 			if ident, _ := expansion(w); ident != "" { // as Query asks for it
 				q.Ident = ident
 			}
 			out = append(out, q)
+			joined = true // only a CJK run gives one field more than a term
 		})
 	})
 	return out
@@ -595,20 +603,60 @@ func squash(s string) string {
 // one rare word that an off-topic question shares with a big corpus (Peru
 // in Go's time zone tests) outweigh the rest, and separated answerable
 // from unanswerable questions worse on every set measured (docs/eval.md).
+//
+// A CJK run counts by its characters, two to a word (Weight): a character
+// is held when a bigram over it is. Counted by bigrams, the ones that
+// straddle two words (默认端口是 → 口是) are in no chunk, and a Chinese
+// question that a passage answers word for word held half its "words".
 func Coverage(words []QueryWord, holds func(term string) bool) float64 {
-	if len(words) == 0 {
+	total := Weight(words)
+	if total == 0 {
 		return 0
 	}
-	held := 0
-	for _, w := range words {
+	has := func(w QueryWord) bool {
 		for _, t := range [...]string{w.Term, PartPrefix + w.Term, w.Ident} {
 			if t != "" && holds(t) {
-				held++
-				break
+				return true
 			}
 		}
+		return false
 	}
-	return float64(held) / float64(len(words))
+	held := 0 // characters: a word is two
+	for i := 0; i < len(words); {
+		j := i + 1
+		for j < len(words) && words[j].Joined {
+			j++
+		}
+		// Terms i..j-1 overlap in turn: k terms span k+1 characters, and
+		// a character is held when a term on either side of it is.
+		prev := false
+		for _, w := range words[i:j] {
+			h := has(w)
+			if h || prev {
+				held++
+			}
+			prev = h
+		}
+		if prev {
+			held++
+		}
+		i = j
+	}
+	return float64(held) / (2 * total)
+}
+
+// Weight is how many words Coverage counts in words: one a word, and
+// half a character of a CJK run (a run of k bigrams spans k+1).
+func Weight(words []QueryWord) float64 {
+	n := 0
+	for _, w := range words {
+		if w.Joined {
+			n++ // one more character
+		} else {
+			n += 2
+		}
+	}
+	return float64(n) / 2
 }
 
 // TermText is text's words as the keyword index holds them (Words:

@@ -791,15 +791,7 @@ func lexical(all []*chunk, query string, depth int) ([]int64, []float64) {
 	ids, cover := make([]int64, len(hits)), make([]float64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.c.id
-		held := 0
-		for _, w := range words {
-			if tf(h.c, w.Term) > 0 || w.Ident != "" && h.c.terms[w.Ident] > 0 {
-				held++
-			}
-		}
-		if len(words) > 0 {
-			cover[i] = float64(held) / float64(len(words))
-		}
+		cover[i] = analysis.Coverage(words, func(t string) bool { return h.c.terms[t] > 0 })
 	}
 	return ids, cover
 }
