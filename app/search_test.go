@@ -52,3 +52,38 @@ func TestALongLineIsCitedOnce(t *testing.T) {
 		t.Errorf("the generated line was found %d times, want once: %s", lines, paths(res.Passages))
 	}
 }
+
+// A question that names an option finds the reference row that defines it
+// before the pages that only pass it on a command line (issue 36: "a
+// definition loses to a mention").
+func TestADefinitionOutranksAMention(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"guide/quickstart.md": "# Quick start\n\nThe server keeps its samples for days. Keep a short retention while you try it:\n\n" +
+			"```\nserver --retention-days 2 --listen :9090\n```\n",
+		"guide/upgrade.md": "# Upgrading\n\nThe retention of the old version is read by the new one: " +
+			"check --retention-days after the upgrade, as days are counted from the first sample.\n",
+		"reference/flags.md": "# Flags\n\n| Flag | Default | Description |\n|---|---|---|\n" +
+			"| `--listen` | :9090 | Address to listen on. |\n" +
+			"| `--retention-days` | 15 | Days samples are kept on disk before deletion. |\n" +
+			"| `--log-level` | info | One of debug, info, warn, error. |\n",
+	})
+	for i := range 30 { // the flag is rare, as in a real set of docs
+		writeDocs(t, docs, map[string]string{fmt.Sprintf("guide/topic%d.md", i): fmt.Sprintf("# Topic %d\n\nHow the server handles case %d of its work.\n", i, i)})
+	}
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Search(context.Background(), SearchRequest{Query: "What does --retention-days do and what is its default?", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Passages) == 0 || res.Passages[0].Path != "reference/flags.md" {
+		t.Errorf("the flag's own row is not first: %s", paths(res.Passages))
+	}
+}

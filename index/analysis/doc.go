@@ -47,7 +47,7 @@ func Analyze(f Fields) Doc {
 		}
 	}
 	Words(f.Path, func(t string) { inc(&term(t).Path) })
-	fields(f.Heading, func(w string) {
+	heading := func(w string) {
 		if cjkRun(w) {
 			cjkTerms(w, func(t string) { inc(&term(t).Heading) })
 			return
@@ -58,6 +58,17 @@ func Analyze(f Fields) Doc {
 		}
 		for _, p := range a.parts {
 			inc(&term(p).Heading)
+		}
+	}
+	fields(f.Heading, heading)
+	// A name the body defines is found as an identifier that weighs as
+	// a heading: a question that names it (PrunePropagationPolicy,
+	// --repo-cache-expiration, Backup) meets the row that defines it
+	// before the pages that use it, and a question in plain words is not
+	// pulled to reference tables.
+	Definitions(f.Body, func(name string) {
+		if id := definedIdent(name); id != "" {
+			inc(&term(IdentPrefix + id).Path)
 		}
 	})
 	fields(f.Body, func(w string) {
