@@ -87,3 +87,29 @@ func TestADefinitionOutranksAMention(t *testing.T) {
 		t.Errorf("the flag's own row is not first: %s", paths(res.Passages))
 	}
 }
+
+// A question in words finds the code that abbreviates them: "connections"
+// stems to connect, the part Conns of MaxConns to conn (issue 36,
+// "identifiers in questions").
+func TestAQuestionFindsTheAbbreviationInCode(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"pool/pool.go":   "package pool\n\n// Pool hands out clients.\ntype Pool struct {\n\tMaxConns int // at most this many\n}\n",
+		"cache/cache.go": "package cache\n\n// Cache keeps the most used entries.\ntype Cache struct {\n\tMaxEntries int // at most this many\n}\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Search(context.Background(), SearchRequest{Query: "How many connections at most?", K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Passages) == 0 || res.Passages[0].Path != "pool/pool.go" {
+		t.Errorf("MaxConns is not first for connections: %s", paths(res.Passages))
+	}
+}

@@ -43,3 +43,20 @@ func TestDefinitions(t *testing.T) {
 		t.Errorf("identifiers:\n got %q\nwant %q", ids, wantIDs)
 	}
 }
+
+// An abbreviation and its word are each other's alias, as terms: conns
+// and connections, repo and repository; a word with two abbreviations
+// has both, in a fixed order.
+func TestAliases(t *testing.T) {
+	for term, want := range map[string][]string{
+		"conn":       {"connect"},
+		"connect":    {"conn"},
+		"repositori": {"repo"},
+		"configur":   {"cfg", "config"},
+		"retent":     nil,
+	} {
+		if got := Aliases(term); !slices.Equal(got, want) {
+			t.Errorf("Aliases(%q) = %q, want %q", term, got, want)
+		}
+	}
+}
