@@ -113,3 +113,37 @@ func TestAQuestionFindsTheAbbreviationInCode(t *testing.T) {
 		t.Errorf("MaxConns is not first for connections: %s", paths(res.Passages))
 	}
 }
+
+// A question in plain words finds the guide before a config sample or an
+// API spec that says its words as often or more; one naming a key still
+// finds the key
+// (issue 36: "structured files crowd out prose").
+func TestProseQuestionsPreferProseToSpecs(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	same := "summary: samples are kept on disk, and old samples are deleted\n"
+	writeDocs(t, docs, map[string]string{
+		"a/retention.yaml": same + "note: old samples on disk\n", // says them more often
+		"b/retention.md":   same,
+		"c/flags.yaml":     "retention_time: 15d\nlisten_address: :9090\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	for q, want := range map[string]string{
+		"How long are old samples kept on disk before they are deleted?": "b/retention.md",
+		"What does retention_time set?":                                  "c/flags.yaml",
+	} {
+		res, err := e.Search(context.Background(), SearchRequest{Query: q, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Passages) == 0 || res.Passages[0].Path != want {
+			t.Errorf("%q: %s first, want %s", q, paths(res.Passages), want)
+		}
+	}
+}

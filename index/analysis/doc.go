@@ -1,6 +1,10 @@
 package analysis
 
-import "unicode/utf8"
+import (
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
 
 // Fields are the parts of a chunk the index analyses.
 type Fields struct {
@@ -15,6 +19,9 @@ type Doc struct {
 	Terms     []TermFreq
 	BodyLen   uint32 // words in the body
 	IdentsLen uint32 // squashed identifiers in the heading and body
+	// Structured is a chunk of a YAML, TOML or JSON file: keys and
+	// values, whose words a ranking may weigh apart from prose's.
+	Structured bool
 }
 
 // TermFreq is a term and how often each field of a chunk holds it (capped
@@ -86,7 +93,17 @@ func Analyze(f Fields) Doc {
 		}
 	})
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
+	d.Structured = structured(f.Path)
 	return d
+}
+
+// structured reports whether path names a YAML, TOML or JSON file.
+func structured(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".toml", ".json":
+		return true
+	}
+	return false
 }
 
 // cjkRun reports whether a field of fields is a run of CJK characters
