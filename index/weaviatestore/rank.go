@@ -13,6 +13,7 @@ import (
 	"github.com/lore-cli/lore/index/bm25"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
+	"golang.org/x/sync/singleflight"
 )
 
 // Keyword ranking. Weaviate's BM25 has no field weights of lore's, no
@@ -45,10 +46,15 @@ const (
 func candidates(depth int) int { return max(depth, min(candidateFactor*depth, maxCandidates)) }
 
 // rankCache is a Reader's estimate of its index's average field lengths.
+// Its lock guards the fields only: a stale estimate is read again by one
+// search at a time (flight), and the others wait for that read only as
+// long as their own context lets them, never behind a lock held across
+// the network (a node that hangs would have hung every search).
 type rankCache struct {
-	mu  sync.Mutex
-	avg bm25.Averages
-	at  time.Time
+	mu     sync.Mutex
+	avg    bm25.Averages
+	at     time.Time
+	flight singleflight.Group
 }
 
 // termStats is what the cluster says of a query's terms.
@@ -122,10 +128,37 @@ func termFilter(term string) interface{ String() string } {
 func (r *Reader) averages(ctx context.Context) (bm25.Averages, error) {
 	c := &r.rank
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.at.IsZero() && time.Since(c.at) < avgTTL {
-		return c.avg, nil
+	avg, at := c.avg, c.at
+	c.mu.Unlock()
+	if !at.IsZero() && time.Since(at) < avgTTL {
+		return avg, nil
 	}
+	ch := c.flight.DoChan("avg", func() (any, error) {
+		// Not the first caller's context: its end must not fail the
+		// others waiting on the same read. Bounded like every call.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.cfg.Timeout)
+		defer cancel()
+		avg, err := r.sampleAverages(fctx)
+		if err == nil {
+			c.mu.Lock()
+			c.avg, c.at = avg, time.Now()
+			c.mu.Unlock()
+		}
+		return avg, err
+	})
+	select {
+	case <-ctx.Done():
+		return bm25.Averages{}, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return bm25.Averages{}, res.Err
+		}
+		return res.Val.(bm25.Averages), nil
+	}
+}
+
+// sampleAverages reads avgSample chunks and measures them.
+func (r *Reader) sampleAverages(ctx context.Context) (bm25.Averages, error) {
 	var objs []chunkObj
 	err := r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
 		return b.WithFields(fields("heading", "text")...).WithLimit(avgSample)
@@ -140,8 +173,7 @@ func (r *Reader) averages(ctx context.Context) (bm25.Averages, error) {
 		idents += float64(d.IdentsLen)
 	}
 	n := float64(max(1, len(objs)))
-	c.avg, c.at = bm25.Averages{Body: body / n, Idents: idents / n}, time.Now()
-	return c.avg, nil
+	return bm25.Averages{Body: body / n, Idents: idents / n}, nil
 }
 
 // ranked is a candidate as lore's scorer placed it.

@@ -1,8 +1,18 @@
 package weaviatestore
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
@@ -59,5 +69,90 @@ func testKeywordRanking(t *testing.T, c *weaviatetest.Cluster) {
 			}
 			t.Errorf("%q: %v, want %s first (%s)", q.query, got, q.want, q.why)
 		}
+	}
+}
+
+// stallProxy is a node's HTTP API with the requests whose body holds
+// stall held until release is closed: a node that hangs on one query.
+// stalled gets a value when the first is held.
+func stallProxy(t *testing.T, endpoint, stall string) (url string, stalled chan struct{}, release chan struct{}) {
+	target, err := neturl.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	stalled, release = make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if strings.Contains(string(body), stall) {
+			select {
+			case stalled <- struct{}{}:
+			default:
+			}
+			select {
+			case <-release:
+			case <-req.Context().Done():
+				return
+			}
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+		srv.Close()
+	})
+	return srv.URL, stalled, release
+}
+
+// testStatsNotBlocked: a search whose node hangs while it reads the
+// index's average lengths does not hold up another search beyond that
+// one's own deadline. The cache held its lock across the read: every
+// keyword search of the Reader waited for the hung one.
+func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
+	s := newStore(t, c, "Stall")
+	fixture(t, s)
+	url, stalled, release := stallProxy(t, c.Endpoints()[0], fmt.Sprintf("limit: %d", avgSample))
+	slow := newStore(t, c, "Stall", func(cfg *Config) {
+		cfg.Endpoints, cfg.GRPCEndpoints = []string{url}, c.GRPCEndpoints()[:1]
+		cfg.Timeout = 5 * time.Minute // the hang lasts until the test ends it
+	})
+	r := open(t, slow, "docs")
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.averages(context.Background())
+		first <- err
+	}()
+	select {
+	case <-stalled:
+	case err := <-first:
+		t.Fatalf("the sample read was not held: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a search given up (its client went away)
+	second := make(chan error, 1)
+	go func() {
+		_, err := r.averages(ctx)
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled search: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second): // a deadlock's guard, not a speed bound
+		t.Error("a cancelled search still waits for another search's hung read")
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("the hung read, once released: %v", err)
 	}
 }

@@ -243,6 +243,7 @@ func TestSingleNode(t *testing.T) {
 		{"schema", testSchema},
 		{"search modes", testSearchModes},
 		{"keyword ranking", testKeywordRanking},
+		{"stats read does not block", testStatsNotBlocked},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
 		{"vectors from the cluster", testVectorsFromCluster},
