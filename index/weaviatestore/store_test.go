@@ -246,6 +246,7 @@ func TestSingleNode(t *testing.T) {
 		{"stats read does not block", testStatsNotBlocked},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
+		{"deferred vectors without a dimension", testDeferWithoutDim},
 		{"vectors from the cluster", testVectorsFromCluster},
 		{"lost chunk", testLostChunk},
 		{"damaged meta", testDamagedMeta},
@@ -698,5 +699,38 @@ func testRefreshHidesLostCollection(t *testing.T, c *weaviatetest.Cluster) {
 	// And the index says it is damaged rather than answering nothing.
 	if err := open(t, s, "docs").Check(ctx); !errors.Is(err, index.ErrCorrupt) {
 		t.Errorf("Check of the index without its chunks collection: %v; want ErrCorrupt", err)
+	}
+}
+
+// testDeferWithoutDim: a DeferVectors build of an index whose embedder
+// never answered (no dimension recorded yet: a first build cut short
+// before its embedder was checked) lists its chunks as pending, so that
+// the FillVectors build embeds them. They were written without vectors
+// and listed nowhere: never found by meaning, and nothing noticed.
+func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "Defer")
+	w, err := s.beginWrite(ctx, index.WriteRequest{Name: "docs", DeferVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	src, err := w.AddSource(ctx, "/nowhere/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetMeta(ctx, "schema_version", "3", "embedder", "test-embed", "chunker", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFiles(ctx, []index.FileUpdate{fileUpdate(src.ID, "guide/setup.md", chOllama)}); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := begin(t, s, "docs", false)
+	if p, err := again.PendingVectors(ctx, src.ID); err != nil || !p["guide/setup.md"] {
+		t.Errorf("PendingVectors after a deferred build with no dimension: %v %v, want guide/setup.md", p, err)
 	}
 }
