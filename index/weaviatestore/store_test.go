@@ -251,6 +251,7 @@ func TestSingleNode(t *testing.T) {
 		{"lost chunk", testLostChunk},
 		{"damaged meta", testDamagedMeta},
 		{"lease", testLease},
+		{"two watchers at once", testWatchRace},
 		{"remove", testRemove},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
 	} {
@@ -732,5 +733,58 @@ func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
 	again := begin(t, s, "docs", false)
 	if p, err := again.PendingVectors(ctx, src.ID); err != nil || !p["guide/setup.md"] {
 		t.Errorf("PendingVectors after a deferred build with no dimension: %v %v, want guide/setup.md", p, err)
+	}
+}
+
+// testWatchRace: of two watchers that start at once, one watches. The
+// other (a second process, played here step by step) found no lease,
+// as the first did, and its write lands just after the first's: the
+// first read its own write straight back and watched, the other read
+// its own and watched too, both rebuilding the index on every change.
+func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "Race")
+	fixture(t, s)
+	other := newStore(t, c, "Race")
+	if err := other.ensureClass(ctx, classDef(watchClass("Race"), watchKind, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if have, err := other.readWatch(ctx, "docs"); err != nil || have.live() {
+		t.Fatalf("a lease before anyone watches: %+v %v", have, err)
+	}
+	type result struct {
+		l   index.WatchLease
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		l, err := s.Watch(ctx, "docs")
+		first <- result{l, err}
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if o, err := other.readWatch(ctx, "docs"); err == nil && o != nil && o.Holder != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first watcher never wrote its lease")
+		}
+	}
+	mine := other.newHolder()
+	if err := other.writeWatch(ctx, "docs", watchObj{Holder: mine, Expires: time.Now().Add(leaseTTL).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	res := <-first
+	back, err := other.readWatch(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherWatches := back != nil && back.Holder == mine
+	if res.err == nil {
+		defer res.l.Close()
+	} else if !errors.Is(res.err, index.ErrLocked) {
+		t.Errorf("the first watcher: %v, want ErrLocked or the lease", res.err)
+	}
+	if (res.err == nil) == otherWatches {
+		t.Errorf("first watcher holds the lease: %v, the other: %v; want exactly one", res.err == nil, otherWatches)
 	}
 }
