@@ -75,7 +75,7 @@ func testKeywordRanking(t *testing.T, c *weaviatetest.Cluster) {
 // stallProxy is a node's HTTP API with the requests whose body holds
 // stall held until release is closed: a node that hangs on one query.
 // stalled gets a value when the first is held.
-func stallProxy(t *testing.T, endpoint, stall string) (url string, stalled chan struct{}, release chan struct{}) {
+func stallProxy(t *testing.T, endpoint string, stall func(body string) bool) (url string, stalled chan struct{}, release chan struct{}) {
 	target, err := neturl.Parse(endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func stallProxy(t *testing.T, endpoint, stall string) (url string, stalled chan 
 			return
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		if strings.Contains(string(body), stall) {
+		if stall(string(body)) {
 			select {
 			case stalled <- struct{}{}:
 			default:
@@ -120,7 +120,9 @@ func stallProxy(t *testing.T, endpoint, stall string) (url string, stalled chan 
 func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
 	s := newStore(t, c, "Stall")
 	fixture(t, s)
-	url, stalled, release := stallProxy(t, c.Endpoints()[0], fmt.Sprintf("limit: %d", avgSample))
+	url, stalled, release := stallProxy(t, c.Endpoints()[0], func(body string) bool {
+		return strings.Contains(body, fmt.Sprintf("limit: %d", sampleSize))
+	})
 	slow := newStore(t, c, "Stall", func(cfg *Config) {
 		cfg.Endpoints, cfg.GRPCEndpoints = []string{url}, c.GRPCEndpoints()[:1]
 		cfg.Timeout = 5 * time.Minute // the hang lasts until the test ends it
@@ -128,7 +130,7 @@ func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
 	r := open(t, slow, "docs")
 	first := make(chan error, 1)
 	go func() {
-		_, err := r.averages(context.Background())
+		_, err := r.sample(context.Background())
 		first <- err
 	}()
 	select {
@@ -140,7 +142,7 @@ func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
 	cancel() // a search given up (its client went away)
 	second := make(chan error, 1)
 	go func() {
-		_, err := r.averages(ctx)
+		_, err := r.sample(ctx)
 		second <- err
 	}()
 	select {
@@ -154,5 +156,58 @@ func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
 	close(release)
 	if err := <-first; err != nil {
 		t.Errorf("the hung read, once released: %v", err)
+	}
+}
+
+// testCommonTermsNotCounted: a question holding a word most chunks hold
+// is still ranked by lore's scorer when the cluster is slow to count that
+// word's chunks (it reads every one: a second a question on the Go
+// tree). The count ran past its deadline and the search fell back to
+// Weaviate's own order, which puts the shorter chunk first.
+func testCommonTermsNotCounted(t *testing.T, c *weaviatetest.Cluster) {
+	s := newStore(t, c, "Common")
+	w := begin(t, s, "common", false)
+	ctx := context.Background()
+	src, err := w.AddSource(ctx, "/nowhere/common")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(text string) ingest.Chunk {
+		return ingest.Chunk{Start: 1, End: 5, Heading: "Pools", Kind: "prose", Text: text}
+	}
+	files := []index.FileUpdate{
+		fileUpdate(src.ID, "pool/parts.md", chunk("The pool keeps maxIdleConns connections open.")),
+		fileUpdate(src.ID, "pool/plain.md", chunk("The pool keeps connections open.")),
+	}
+	for i := range 2 * sampledDF {
+		files = append(files, fileUpdate(src.ID, fmt.Sprintf("other/%03d.md", i), chunk(fmt.Sprintf("A pool of workers, number %d.", i))))
+	}
+	if err := w.SetMeta(ctx, "schema_version", "3", "chunker", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.Publish(ctx, index.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A node slow to count the chunks that say "pool": it holds the
+	// count until the search gives it up.
+	url, _, _ := stallProxy(t, c.Endpoints()[0], func(body string) bool {
+		return strings.Contains(body, "Aggregate") && strings.Contains(body, `[\"terms\"] valueText: \"pool\"`)
+	})
+	slow := newStore(t, c, "Common", func(cfg *Config) {
+		cfg.Endpoints, cfg.GRPCEndpoints = []string{url}, c.GRPCEndpoints()[:1]
+	})
+	res := search(t, open(t, slow, "common"), "idle connections in the pool", nil, index.SearchOptions{})
+	if len(res.Hits) == 0 || res.Hits[0].Path != "pool/parts.md" {
+		var got []string
+		for _, h := range res.Hits[:min(3, len(res.Hits))] {
+			got = append(got, h.Path)
+		}
+		t.Errorf("%v, want pool/parts.md first (maxIdleConns is found by its part idle)", got)
 	}
 }

@@ -244,6 +244,7 @@ func TestSingleNode(t *testing.T) {
 		{"search modes", testSearchModes},
 		{"keyword ranking", testKeywordRanking},
 		{"stats read does not block", testStatsNotBlocked},
+		{"common terms not counted", testCommonTermsNotCounted},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
 		{"deferred vectors without a dimension", testDeferWithoutDim},
