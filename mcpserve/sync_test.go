@@ -117,8 +117,24 @@ func TestSyncNotificationsListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := func(p string) []index.File { return []index.File{{Source: f.docs, Path: p}} }
-	f.sync.publish(app.SyncEvent{Index: "default", Changed: doc("widgets.md")})
-	receive(t, f.listChanged, "list_changed")
+	// The client opens its listen stream on its own after connecting, and
+	// a change announced before the server has that stream reaches no
+	// one (seen under load): announce until the first list_changed comes.
+	heard := false
+	for range 20 {
+		f.sync.publish(app.SyncEvent{Index: "default", Changed: doc("widgets.md")})
+		select {
+		case <-f.listChanged:
+			heard = true
+		case <-time.After(500 * time.Millisecond):
+		}
+		if heard {
+			break
+		}
+	}
+	if !heard {
+		t.Fatal("no list_changed")
+	}
 	f.sync.publish(app.SyncEvent{Index: "default", Changed: doc("timeouts.md")})
 	if got := receive(t, f.updated, "updated for the subscribed document"); got != subscribed {
 		t.Errorf("updated %s, want only %s", got, subscribed)
