@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -249,4 +250,31 @@ func FuzzAnalysisMatchesOracle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { sameAsOracle(t, s) })
+}
+
+// Chunks analysed at once, as an index build does, each get their own
+// terms: the reused tables are never shared.
+func TestAnalysisMatchesOracleConcurrently(t *testing.T) {
+	chunks := append(benchChunks(benchChinese, 32<<10), benchChunks(benchEnglish, 32<<10)...)
+	want := make([]Doc, len(chunks))
+	for i, ch := range chunks {
+		want[i] = oracleAnalyze(Fields{Body: ch})
+	}
+	got := make([][]Doc, 4)
+	var wg sync.WaitGroup
+	for g := range got {
+		wg.Go(func() {
+			for _, ch := range chunks {
+				got[g] = append(got[g], Analyze(Fields{Body: ch}))
+			}
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		for i, d := range got[g] {
+			if !slices.Equal(d.Terms, want[i].Terms) || d.BodyLen != want[i].BodyLen {
+				t.Fatalf("goroutine %d, chunk %d: terms differ from the oracle's", g, i)
+			}
+		}
+	}
 }
