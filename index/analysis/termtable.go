@@ -117,9 +117,12 @@ func mix(x uint64) uint64 {
 }
 
 func le32(s string) uint32 {
+	_ = s[3] // one bounds check, and the four loads become one
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 func le64(s string) uint64 {
-	return uint64(le32(s)) | uint64(le32(s[4:]))<<32
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
