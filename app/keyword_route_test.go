@@ -1,9 +1,11 @@
 package app
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/lore-cli/lore/agent"
+	"github.com/lore-cli/lore/eval"
 	"github.com/lore-cli/lore/internal/ollamatest"
 )
 
@@ -111,5 +113,42 @@ func TestKeywordOnlyRoutesChineseQuestions(t *testing.T) {
 		if done.Result.Route != want {
 			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
 		}
+	}
+}
+
+// The bundled sample (`make run`, docs/eval.md) over lore's own docs,
+// keyword-only: its unanswerable questions are refused. A page that
+// explains the routing with the sample's own words (a wiki product, a
+// graphics card) made lore answer them from that page (issue 34, item 5).
+func TestBundledSampleRefusesItsUnanswerableQuestions(t *testing.T) {
+	qs, err := eval.ReadFile(filepath.Join("..", "examples", "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "http://127.0.0.1:1")
+	docs, _ := filepath.Abs(filepath.Join("..", "docs"))
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	n := 0
+	for _, q := range qs {
+		if q.IsAnswerable() {
+			continue
+		}
+		n++
+		final, _ := ask(t, e, q.Question)
+		done, ok := final.(agent.Done)
+		if !ok {
+			t.Fatalf("%q: turn ended with %#v", q.Question, final)
+		}
+		if done.Result.Route != agent.RouteNone {
+			t.Errorf("%s %q: routed %q (%s), want none", q.ID, q.Question, done.Result.Route, done.Result.RoutedOnSignal)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the sample has no unanswerable question")
 	}
 }

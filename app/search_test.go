@@ -52,3 +52,98 @@ func TestALongLineIsCitedOnce(t *testing.T) {
 		t.Errorf("the generated line was found %d times, want once: %s", lines, paths(res.Passages))
 	}
 }
+
+// A question that names an option finds the reference row that defines it
+// before the pages that only pass it on a command line (issue 36: "a
+// definition loses to a mention").
+func TestADefinitionOutranksAMention(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"guide/quickstart.md": "# Quick start\n\nThe server keeps its samples for days. Keep a short retention while you try it:\n\n" +
+			"```\nserver --retention-days 2 --listen :9090\n```\n",
+		"guide/upgrade.md": "# Upgrading\n\nThe retention of the old version is read by the new one: " +
+			"check --retention-days after the upgrade, as days are counted from the first sample.\n",
+		"reference/flags.md": "# Flags\n\n| Flag | Default | Description |\n|---|---|---|\n" +
+			"| `--listen` | :9090 | Address to listen on. |\n" +
+			"| `--retention-days` | 15 | Days samples are kept on disk before deletion. |\n" +
+			"| `--log-level` | info | One of debug, info, warn, error. |\n",
+	})
+	for i := range 30 { // the flag is rare, as in a real set of docs
+		writeDocs(t, docs, map[string]string{fmt.Sprintf("guide/topic%d.md", i): fmt.Sprintf("# Topic %d\n\nHow the server handles case %d of its work.\n", i, i)})
+	}
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Search(context.Background(), SearchRequest{Query: "What does --retention-days do and what is its default?", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Passages) == 0 || res.Passages[0].Path != "reference/flags.md" {
+		t.Errorf("the flag's own row is not first: %s", paths(res.Passages))
+	}
+}
+
+// A question in words finds the code that abbreviates them: "connections"
+// stems to connect, the part Conns of MaxConns to conn (issue 36,
+// "identifiers in questions").
+func TestAQuestionFindsTheAbbreviationInCode(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, map[string]string{
+		"pool/pool.go":   "package pool\n\n// Pool hands out clients.\ntype Pool struct {\n\tMaxConns int // at most this many\n}\n",
+		"cache/cache.go": "package cache\n\n// Cache keeps the most used entries.\ntype Cache struct {\n\tMaxEntries int // at most this many\n}\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	res, err := e.Search(context.Background(), SearchRequest{Query: "How many connections at most?", K: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Passages) == 0 || res.Passages[0].Path != "pool/pool.go" {
+		t.Errorf("MaxConns is not first for connections: %s", paths(res.Passages))
+	}
+}
+
+// A question in plain words finds the guide before a config sample or an
+// API spec that says its words as often or more; one naming a key still
+// finds the key
+// (issue 36: "structured files crowd out prose").
+func TestProseQuestionsPreferProseToSpecs(t *testing.T) {
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	same := "summary: samples are kept on disk, and old samples are deleted\n"
+	writeDocs(t, docs, map[string]string{
+		"a/retention.yaml": same + "note: old samples on disk\n", // says them more often
+		"b/retention.md":   same,
+		"c/flags.yaml":     "retention_time: 15d\nlisten_address: :9090\n",
+	})
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	for q, want := range map[string]string{
+		"How long are old samples kept on disk before they are deleted?": "b/retention.md",
+		"What does retention_time set?":                                  "c/flags.yaml",
+	} {
+		res, err := e.Search(context.Background(), SearchRequest{Query: q, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Passages) == 0 || res.Passages[0].Path != want {
+			t.Errorf("%q: %s first, want %s", q, paths(res.Passages), want)
+		}
+	}
+}

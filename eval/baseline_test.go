@@ -18,11 +18,12 @@ func TestBaselineWindows(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "long.txt"), []byte(strings.Join(long, "\n")+"\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "other.txt"), []byte("an island of quokka and quokka\nfiller\n"), 0o644)
 	bx := newBaseline([]IndexedFile{{Root: dir, Path: "long.txt"}, {Root: dir, Path: "other.txt"}, {Root: dir, Path: "gone.txt"}})
-	if len(bx.windows) != 4 { // 24 + 24 + 2 lines of long.txt, one window of other.txt
+	// 24 lines every 12: 1-24, 13-36, 25-48, 37-50 of long.txt, and other.txt.
+	if len(bx.windows) != 5 || bx.windows[3] != (baselineWindowRef{"long.txt", 37, 50}) {
 		t.Fatalf("windows %+v", bx.windows)
 	}
 	got := bx.search("Where does the QUOKKA live? Rottnest", 5)
-	if len(got) != 2 || got[0] != (baselineWindowRef{"long.txt", 25, 48}) || got[1].path != "other.txt" {
+	if len(got) != 3 || got[0] != (baselineWindowRef{"long.txt", 13, 36}) || got[1] != (baselineWindowRef{"long.txt", 25, 48}) || got[2].path != "other.txt" {
 		t.Fatalf("search: %+v", got)
 	}
 	if got := bx.search("nothing matches", 5); len(got) != 0 {
@@ -55,7 +56,7 @@ func TestCheckGold(t *testing.T) {
 // fair naive baseline there: a question finds a window that says its words
 // inside a longer run.
 func TestBaselineReadsHanAsBigrams(t *testing.T) {
-	if got := strings.Join(baselineTokens("服务的默认端口是9090，Port 口"), " "); got != "服务 务的 的默 默认 认端 端口 口是 9090 port 口" {
+	if got := strings.Join(baselineTokens("服务的默认端口是9090，Port 口 max_idle café"), " "); got != "服务 务的 的默 默认 认端 端口 口是 9090 port 口 max_idle caf" {
 		t.Errorf("tokens = %q", got)
 	}
 	dir := t.TempDir()

@@ -340,8 +340,8 @@ func writeEvalReport(ctx context.Context, cfg config.Config, opts *evalOptions, 
 	if base == nil {
 		return nil
 	}
-	line := fmt.Sprintf("baseline (BM25 over %d-line windows): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
-		eval.BaselineWindow, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
+	line := fmt.Sprintf("baseline (BM25 over %d-line windows every %d lines): hit@1 %.3f, hit@5 %.3f, hit@10 %.3f, MRR %.3f",
+		eval.BaselineWindow, eval.BaselineStride, base.Metrics[eval.MetricHit1], base.Metrics[eval.MetricHit5], base.Metrics[eval.MetricHit10], base.Metrics[eval.MetricMRR])
 	if t := base.Top5; t != nil {
 		line += fmt.Sprintf(", MRR@5 %.3f, mean %.1f lines per result in the top 5", t.MRR, t.MeanLines)
 	}

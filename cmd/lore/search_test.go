@@ -184,7 +184,7 @@ func TestEval(t *testing.T) {
 		}
 	}
 	r := e.run(false, "search", "--eval", qs, "-k", "1")
-	if !strings.Contains(r.stdout, "baseline (BM25 over 24-line windows): hit@1 0.500") || !strings.Contains(r.stdout, "global score") {
+	if !strings.Contains(r.stdout, "baseline (BM25 over 24-line windows every 12 lines): hit@1 0.500") || !strings.Contains(r.stdout, "global score") {
 		t.Fatalf("no baseline line:\n%s", r.stdout)
 	}
 }

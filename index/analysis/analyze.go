@@ -21,8 +21,9 @@ import (
 // the terms of some text change, so that a store can tell an index analysed
 // by another lore and analyse its documents again (the stores join it to
 // the chunker's signature). 2: CJK bigrams, NFKC and full case folding,
-// acronym plurals and version letters kept with their acronym.
-const Version = "2"
+// acronym plurals and version letters kept with their acronym. 3: the
+// names a chunk defines count as heading words (Definitions).
+const Version = "3"
 
 // IdentPrefix marks the terms of squashed compound identifiers
 // (exec.LookPath → execlookpath): they live in postings of their own, so a

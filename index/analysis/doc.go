@@ -1,6 +1,10 @@
 package analysis
 
-import "unicode/utf8"
+import (
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
 
 // Fields are the parts of a chunk the index analyses.
 type Fields struct {
@@ -15,6 +19,9 @@ type Doc struct {
 	Terms     []TermFreq
 	BodyLen   uint32 // words in the body
 	IdentsLen uint32 // squashed identifiers in the heading and body
+	// Structured is a chunk of a YAML, TOML or JSON file: keys and
+	// values, whose words a ranking may weigh apart from prose's.
+	Structured bool
 }
 
 // TermFreq is a term and how often each field of a chunk holds it (capped
@@ -39,7 +46,7 @@ func Analyze(f Fields) Doc {
 		}
 	}
 	Words(f.Path, func(t string) { inc(&tb.add(t).Path) })
-	fields(f.Heading, func(w string) {
+	heading := func(w string) {
 		if cjkRun(w) {
 			cjkTerms(w, func(t string) { inc(&tb.add(t).Heading) })
 			return
@@ -50,6 +57,17 @@ func Analyze(f Fields) Doc {
 		}
 		for _, p := range a.parts {
 			inc(&tb.add(p).Heading)
+		}
+	}
+	fields(f.Heading, heading)
+	// A name the body defines is found as an identifier that weighs as
+	// a heading: a question that names it (PrunePropagationPolicy,
+	// --repo-cache-expiration, Backup) meets the row that defines it
+	// before the pages that use it, and a question in plain words is not
+	// pulled to reference tables.
+	Definitions(f.Body, func(name string) {
+		if id := definedIdent(name); id != "" {
+			inc(&tb.add(IdentPrefix + id).Path)
 		}
 	})
 	fields(f.Body, func(w string) {
@@ -90,7 +108,17 @@ func Analyze(f Fields) Doc {
 	Identifiers(f.Heading, ident)
 	Identifiers(f.Body, ident)
 	d.Terms = tb.doc()
+	d.Structured = structured(f.Path)
 	return d
+}
+
+// structured reports whether path names a YAML, TOML or JSON file.
+func structured(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".toml", ".json":
+		return true
+	}
+	return false
 }
 
 // cjkRun reports whether a field of fields is a run of CJK characters

@@ -151,8 +151,16 @@ func oracleAnalyze(f Fields) Doc {
 	}
 	oracleWords(f.Path, func(t string) { inc(&term(t).Path) })
 	oracleFields(f.Heading, func(w string) { field(w, func(tf *TermFreq) *uint8 { return &tf.Heading }, false) })
+	// Not frozen (rules, not speed): the names the body defines and the
+	// kind of file, as Analyze takes them.
+	Definitions(f.Body, func(name string) {
+		if id := definedIdent(name); id != "" {
+			inc(&term(IdentPrefix + id).Path)
+		}
+	})
 	oracleFields(f.Body, func(w string) { field(w, func(tf *TermFreq) *uint8 { return &tf.Body }, true) })
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
+	d.Structured = structured(f.Path)
 	return d
 }
 

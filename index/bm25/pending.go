@@ -9,13 +9,19 @@ import (
 
 // Pending gathers analysed chunks until they are written as a segment,
 // compactly: per term, the chunk ids as varint deltas, each followed by
-// its four field frequencies; per chunk, its two lengths. About 6 bytes a
+// its four field frequencies; per chunk, its two lengths and its kind. About 6 bytes a
 // posting, where a Doc kept whole costs 40 and more. Impacts are computed
 // when the segment is written, with the averages of that moment.
 type Pending struct {
 	lists map[string]*pendingList
-	lens  map[int64][2]uint32
+	docs  map[int64]pendingDoc
 	last  int64
+}
+
+// pendingDoc is what Impact needs of a chunk besides its term.
+type pendingDoc struct {
+	body, idents uint32
+	structured   bool
 }
 
 type pendingList struct {
@@ -26,12 +32,12 @@ type pendingList struct {
 
 // NewPending is an empty Pending.
 func NewPending() *Pending {
-	return &Pending{lists: map[string]*pendingList{}, lens: map[int64][2]uint32{}}
+	return &Pending{lists: map[string]*pendingList{}, docs: map[int64]pendingDoc{}}
 }
 
 // Add takes chunk id's terms; ids must come in ascending order.
 func (p *Pending) Add(id int64, d analysis.Doc) {
-	p.lens[id] = [2]uint32{d.BodyLen, d.IdentsLen}
+	p.docs[id] = pendingDoc{d.BodyLen, d.IdentsLen, d.Structured}
 	p.last = id
 	for _, t := range d.Terms {
 		l := p.lists[t.Term]
@@ -47,7 +53,7 @@ func (p *Pending) Add(id int64, d analysis.Doc) {
 }
 
 // Len is how many chunks are pending.
-func (p *Pending) Len() int { return len(p.lens) }
+func (p *Pending) Len() int { return len(p.docs) }
 
 // Last is the highest pending chunk id.
 func (p *Pending) Last() int64 { return p.last }
@@ -71,9 +77,9 @@ func (p *Pending) Each(params Params, avg Averages, fn func(term string, l *List
 			id += int64(d)
 			f := pl.data[at : at+4]
 			at += 4
-			lens := p.lens[id]
 			tf := analysis.TermFreq{Path: f[0], Heading: f[1], Body: f[2], Idents: f[3]}
-			l.Add(id, params.Impact(tf, analysis.Doc{BodyLen: lens[0], IdentsLen: lens[1]}, avg))
+			pd := p.docs[id]
+			l.Add(id, params.Impact(tf, analysis.Doc{BodyLen: pd.body, IdentsLen: pd.idents, Structured: pd.structured}, avg))
 		}
 		if err := fn(term, &l); err != nil {
 			return err

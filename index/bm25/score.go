@@ -39,7 +39,8 @@ const ProximityWeight = 0.25
 type Query struct {
 	Terms []analysis.QueryTerm
 	// Read is every term whose postings Rank scores: each of Terms and,
-	// for each plain word, the camelCase part it may be (PartPrefix).
+	// for each plain word, the camelCase parts it may be (PartPrefix):
+	// itself and its abbreviations (analysis.Aliases).
 	Read []string
 	// Words are the question's content words that were searched (a long
 	// question's first MaxQueryTerms terms): what coverage counts.
@@ -53,9 +54,17 @@ func NewQuery(text string) Query {
 	for i, t := range q.Terms {
 		q.Read[i] = t.Term
 	}
+	read := func(t string) {
+		if !slices.Contains(q.Read, t) {
+			q.Read = append(q.Read, t)
+		}
+	}
 	for _, t := range q.Terms {
 		if plainWord(t) {
-			q.Read = append(q.Read, analysis.PartPrefix+t.Term)
+			read(analysis.PartPrefix + t.Term)
+			for _, a := range analysis.Aliases(t.Term) {
+				read(analysis.PartPrefix + a)
+			}
 		}
 	}
 	for _, w := range analysis.QueryWords(text) {
@@ -117,6 +126,25 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 				// union's df made a word common in code names weigh less
 				// everywhere, and cost the Go set an answer.
 				df = st.DF(analysis.PartPrefix + term)
+			}
+		}
+		if plainWord(qt) {
+			// The camelCase parts that abbreviate it (conn for
+			// connect: MaxConns for "connections") count as its own
+			// parts do.
+			for _, a := range analysis.Aliases(term) {
+				l := lists[analysis.PartPrefix+a]
+				if l == nil {
+					continue
+				}
+				var have List
+				if t != nil {
+					have = t.List
+				}
+				t = &Term{List: Merge(&have, &l.List, PartWeight)}
+				if df == 0 {
+					df = st.DF(analysis.PartPrefix + a)
+				}
 			}
 		}
 		if t == nil {

@@ -196,8 +196,16 @@ func (w *Watcher) Close() error {
 
 // watchTree adds a watch on every folder the index's walk enters below
 // root (a file root: its folder, whose events are filtered). A missing
-// root is remembered and looked for again.
+// root is remembered and looked for again. A folder inside a source is
+// walked from the source, scoped to it, so that the ignore files of the
+// folders above it hold; once the watch bound is met nothing is walked.
 func (w *Watcher) watchTree(ctx context.Context, root string) error {
+	w.mu.Lock()
+	full := w.limit != nil
+	w.mu.Unlock()
+	if full {
+		return nil
+	}
 	fi, err := os.Stat(root)
 	if err != nil {
 		w.mu.Lock()
@@ -211,7 +219,14 @@ func (w *Watcher) watchTree(ctx context.Context, root string) error {
 	}
 	walk := w.opt.Walk
 	walk.OnDir = w.add
-	_, err = ingest.WalkRoots(ctx, []string{root}, walk)
+	from := root
+	for _, r := range w.opt.Roots {
+		if s := ingest.Scope(r, []string{root}); s != nil && s[0] != "" {
+			from, walk.Only = r, []string{root}
+			break
+		}
+	}
+	_, err = ingest.WalkRoots(ctx, []string{from}, walk)
 	return err
 }
 

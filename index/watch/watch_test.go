@@ -224,3 +224,23 @@ func TestWatchSourceGoneAndBack(t *testing.T) {
 		})
 	}
 }
+
+// A folder that appears, or becomes readable, where the index's ignore
+// rules leave it out is not watched: its walk starts at the source, so
+// the rules of the folders above it hold.
+func TestWatchLeavesANewIgnoredFolderOut(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, ".gitignore"), "build/\n")
+	write(t, filepath.Join(dir, "a.md"), "a")
+	w := start(t, Options{Roots: []string{dir}})
+	if w.Watched() != 1 {
+		t.Fatalf("watching %d folders at the start, want 1", w.Watched())
+	}
+	write(t, filepath.Join(dir, "build/out/deep/x.md"), "x")
+	os.Chmod(filepath.Join(dir, "build"), 0o755)
+	write(t, filepath.Join(dir, "docs/b.md"), "b")
+	until(t, w, filepath.Join(dir, "docs/b.md"))
+	if w.Watched() != 2 {
+		t.Errorf("watching %d folders, want the source and docs/ (build/ is ignored)", w.Watched())
+	}
+}

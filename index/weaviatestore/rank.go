@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/lore-cli/lore/index/bm25"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
+	"golang.org/x/sync/singleflight"
 )
 
 // Keyword ranking. Weaviate's BM25 has no field weights of lore's, no
@@ -23,8 +26,9 @@ import (
 // orders them with its own scorer (bm25.Params.Rank, the local store's):
 // each candidate is analysed again as the writer analysed it, its BM25F
 // impacts computed with the index's average field lengths, and each query
-// term weighed by its idf over the whole index, from counts the cluster
-// gives in one Aggregate request sent beside the candidates' search.
+// term weighed by its idf over the whole index: a rare term's count comes
+// from the cluster, in one Aggregate request sent beside the candidates'
+// search, a common term's from a sample of the index (sampledDF).
 
 const (
 	// candidateFactor is how many candidates per result kept the cluster
@@ -34,21 +38,41 @@ const (
 	// candidates is most of a keyword search's time, so 2.
 	candidateFactor = 2
 	maxCandidates   = 200
-	// avgSample chunks are read to estimate the average field lengths,
-	// again after avgTTL: a mean moves slowly, and BM25 barely feels a
-	// few percent of it.
-	avgSample = 256
-	avgTTL    = 10 * time.Minute
+	// sampleSize chunks are read to estimate the average field lengths
+	// and how common the commonest terms are, again after sampleTTL: a
+	// mean moves slowly, and BM25 barely feels a few percent of it.
+	sampleSize = 2048
+	sampleTTL  = 10 * time.Minute
+	// sampledDF: a term held by at least this many chunks of the sample
+	// is not counted by the cluster; its document frequency is the
+	// sample's, scaled to the index (within about 9%, 1/sqrt(128), which
+	// moves a common term's idf by a few hundredths). The cluster counts
+	// a term by reading every chunk that holds it: the Go tree's common
+	// words took a second a question, and past the count's deadline the
+	// search fell back to Weaviate's own order.
+	sampledDF = 128
 )
 
 // candidates is how many chunks a keyword search reads for depth results.
 func candidates(depth int) int { return max(depth, min(candidateFactor*depth, maxCandidates)) }
 
-// rankCache is a Reader's estimate of its index's average field lengths.
+// rankCache is a Reader's sample of its index. Its lock guards the
+// fields only: a stale sample is read again by one search at a time
+// (flight), and the others wait for that read only as long as their own
+// context lets them, never behind a lock held across the network (a node
+// that hangs would have hung every search).
 type rankCache struct {
-	mu  sync.Mutex
+	mu     sync.Mutex
+	smp    sample
+	at     time.Time
+	flight singleflight.Group
+}
+
+// sample is what a sample of an index's chunks says of the whole.
+type sample struct {
 	avg bm25.Averages
-	at  time.Time
+	n   int            // chunks read
+	df  map[string]int // the terms at least sampledDF of them hold
 }
 
 // termStats is what the cluster says of a query's terms.
@@ -59,11 +83,24 @@ type termStats struct {
 }
 
 // stats asks the cluster, in one Aggregate, how many chunks there are
-// and how many hold each of q's counted terms; the averages come from the
-// cache, or a sample when it is stale. Bounded like every count.
+// and how many hold each of q's counted terms but the common ones, whose
+// counts and the average lengths come from the sample. Bounded like every
+// count.
 func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 	st := termStats{df: map[string]int{}}
-	terms := q.Counted()
+	smp, err := r.sample(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.avg = smp.avg
+	var terms, common []string
+	for _, t := range q.Counted() {
+		if smp.df[t] >= sampledDF {
+			common = append(common, t)
+		} else {
+			terms = append(terms, t)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("{Aggregate{n:" + r.chunks + "{meta{count}}")
 	for i, t := range terms {
@@ -72,7 +109,7 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 	b.WriteString("}}")
 	actx, cancel := context.WithTimeout(ctx, min(r.s.cfg.Timeout, 5*time.Second))
 	defer cancel()
-	err := r.s.pool.do(actx, func(ctx context.Context, c *wv.Client) error {
+	err = r.s.pool.do(actx, func(ctx context.Context, c *wv.Client) error {
 		resp, err := c.GraphQL().Raw().WithQuery(b.String()).Do(ctx)
 		if err != nil {
 			return err
@@ -99,10 +136,9 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return st, err
+	for _, t := range common {
+		st.df[t] = min(st.docs, int(math.Round(float64(smp.df[t])*float64(st.docs)/float64(max(1, smp.n)))))
 	}
-	st.avg, err = r.averages(ctx)
 	return st, err
 }
 
@@ -116,32 +152,64 @@ func termFilter(term string) interface{ String() string } {
 	return or(textIs("terms", term), textIs("heading_terms", term), textIs("path_terms", term))
 }
 
-// averages are the index's mean body and identifier lengths, estimated
-// from a sample of its chunks (the first avgSample by object id, which
-// derives from a hash: as good as random).
-func (r *Reader) averages(ctx context.Context) (bm25.Averages, error) {
+// sample is the cached sample of the index, read again when stale.
+func (r *Reader) sample(ctx context.Context) (sample, error) {
 	c := &r.rank
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.at.IsZero() && time.Since(c.at) < avgTTL {
-		return c.avg, nil
+	smp, at := c.smp, c.at
+	c.mu.Unlock()
+	if !at.IsZero() && time.Since(at) < sampleTTL {
+		return smp, nil
 	}
+	ch := c.flight.DoChan("sample", func() (any, error) {
+		// Not the first caller's context: its end must not fail the
+		// others waiting on the same read. Bounded like every call.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.s.cfg.Timeout)
+		defer cancel()
+		smp, err := r.readSample(fctx)
+		if err == nil {
+			c.mu.Lock()
+			c.smp, c.at = smp, time.Now()
+			c.mu.Unlock()
+		}
+		return smp, err
+	})
+	select {
+	case <-ctx.Done():
+		return sample{}, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return sample{}, res.Err
+		}
+		return res.Val.(sample), nil
+	}
+}
+
+// readSample reads sampleSize chunks (the first by object id, which
+// derives from a hash: as good as random) and measures them as the local
+// postings would: their mean body and identifier lengths, and how many
+// hold each term.
+func (r *Reader) readSample(ctx context.Context) (sample, error) {
 	var objs []chunkObj
 	err := r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
-		return b.WithFields(fields("heading", "text")...).WithLimit(avgSample)
+		return b.WithFields(fields("path", "heading", "text")...).WithLimit(sampleSize)
 	}, &objs)
 	if err != nil {
-		return bm25.Averages{}, err
+		return sample{}, err
 	}
 	var body, idents float64
+	df := map[string]int{}
 	for _, o := range objs {
-		d := analysis.Analyze(analysis.Fields{Heading: o.Heading, Body: o.Text})
+		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text})
 		body += float64(d.BodyLen)
 		idents += float64(d.IdentsLen)
+		for _, tf := range d.Terms {
+			df[tf.Term]++
+		}
 	}
+	maps.DeleteFunc(df, func(_ string, n int) bool { return n < sampledDF })
 	n := float64(max(1, len(objs)))
-	c.avg, c.at = bm25.Averages{Body: body / n, Idents: idents / n}, time.Now()
-	return c.avg, nil
+	return sample{avg: bm25.Averages{Body: body / n, Idents: idents / n}, n: len(objs), df: df}, nil
 }
 
 // ranked is a candidate as lore's scorer placed it.

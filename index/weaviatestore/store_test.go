@@ -243,12 +243,16 @@ func TestSingleNode(t *testing.T) {
 		{"schema", testSchema},
 		{"search modes", testSearchModes},
 		{"keyword ranking", testKeywordRanking},
+		{"stats read does not block", testStatsNotBlocked},
+		{"common terms not counted", testCommonTermsNotCounted},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
+		{"deferred vectors without a dimension", testDeferWithoutDim},
 		{"vectors from the cluster", testVectorsFromCluster},
 		{"lost chunk", testLostChunk},
 		{"damaged meta", testDamagedMeta},
 		{"lease", testLease},
+		{"two watchers at once", testWatchRace},
 		{"remove", testRemove},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
 	} {
@@ -697,5 +701,91 @@ func testRefreshHidesLostCollection(t *testing.T, c *weaviatetest.Cluster) {
 	// And the index says it is damaged rather than answering nothing.
 	if err := open(t, s, "docs").Check(ctx); !errors.Is(err, index.ErrCorrupt) {
 		t.Errorf("Check of the index without its chunks collection: %v; want ErrCorrupt", err)
+	}
+}
+
+// testDeferWithoutDim: a DeferVectors build of an index whose embedder
+// never answered (no dimension recorded yet: a first build cut short
+// before its embedder was checked) lists its chunks as pending, so that
+// the FillVectors build embeds them. They were written without vectors
+// and listed nowhere: never found by meaning, and nothing noticed.
+func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "Defer")
+	w, err := s.beginWrite(ctx, index.WriteRequest{Name: "docs", DeferVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	src, err := w.AddSource(ctx, "/nowhere/docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.SetMeta(ctx, "schema_version", "3", "embedder", "test-embed", "chunker", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteFiles(ctx, []index.FileUpdate{fileUpdate(src.ID, "guide/setup.md", chOllama)}); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := begin(t, s, "docs", false)
+	if p, err := again.PendingVectors(ctx, src.ID); err != nil || !p["guide/setup.md"] {
+		t.Errorf("PendingVectors after a deferred build with no dimension: %v %v, want guide/setup.md", p, err)
+	}
+}
+
+// testWatchRace: of two watchers that start at once, one watches. The
+// other (a second process, played here step by step) found no lease,
+// as the first did, and its write lands just after the first's: the
+// first read its own write straight back and watched, the other read
+// its own and watched too, both rebuilding the index on every change.
+func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "Race")
+	fixture(t, s)
+	other := newStore(t, c, "Race")
+	if err := other.ensureClass(ctx, classDef(watchClass("Race"), watchKind, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if have, err := other.readWatch(ctx, "docs"); err != nil || have.live() {
+		t.Fatalf("a lease before anyone watches: %+v %v", have, err)
+	}
+	type result struct {
+		l   index.WatchLease
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		l, err := s.Watch(ctx, "docs")
+		first <- result{l, err}
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if o, err := other.readWatch(ctx, "docs"); err == nil && o != nil && o.Holder != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first watcher never wrote its lease")
+		}
+	}
+	mine := other.newHolder()
+	if err := other.writeWatch(ctx, "docs", watchObj{Holder: mine, Expires: time.Now().Add(leaseTTL).UnixMilli()}); err != nil {
+		t.Fatal(err)
+	}
+	res := <-first
+	back, err := other.readWatch(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherWatches := back != nil && back.Holder == mine
+	if res.err == nil {
+		defer res.l.Close()
+	} else if !errors.Is(res.err, index.ErrLocked) {
+		t.Errorf("the first watcher: %v, want ErrLocked or the lease", res.err)
+	}
+	if (res.err == nil) == otherWatches {
+		t.Errorf("first watcher holds the lease: %v, the other: %v; want exactly one", res.err == nil, otherWatches)
 	}
 }

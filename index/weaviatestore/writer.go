@@ -658,7 +658,10 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
 			}
-			if w.genState().Meta["dim"] != "" && vecs[h] == nil {
+			// A deferred build whose embedder never answered has no
+			// dimension yet: its chunks lack vectors all the same, and
+			// unlisted, a FillVectors build would never embed them.
+			if vecs[h] == nil && (w.deferVectors || w.genState().Meta["dim"] != "") {
 				if !w.deferVectors {
 					// Not found (a replica behind, or a failover in
 					// between): a chunk without its vector would never be

@@ -1,0 +1,99 @@
+package analysis
+
+import (
+	"maps"
+	"slices"
+)
+
+// Abbreviations that code writes for a word, and the word: a question
+// says "idle connections" where the code says maxIdleConns, whose part
+// conns stems to conn, not to connect. A question's word is also searched
+// among camelCase parts as its other forms (Aliases). Only as parts: as
+// words too (repo in prose for "repository") it moved no public set and
+// cost the docker set a little (docs/indexing.md).
+var abbreviations = map[string]string{
+	"addr":   "address",
+	"admin":  "administrator",
+	"app":    "application",
+	"arg":    "argument",
+	"args":   "arguments",
+	"async":  "asynchronous",
+	"attr":   "attribute",
+	"auth":   "authentication",
+	"buf":    "buffer",
+	"cert":   "certificate",
+	"certs":  "certificates",
+	"cfg":    "configuration",
+	"config": "configuration",
+	"conn":   "connection",
+	"conns":  "connections",
+	"ctx":    "context",
+	"db":     "database",
+	"dest":   "destination",
+	"dir":    "directory",
+	"dirs":   "directories",
+	"doc":    "document",
+	"docs":   "documentation",
+	"env":    "environment",
+	"err":    "error",
+	"exec":   "execute",
+	"info":   "information",
+	"k8s":    "kubernetes",
+	"len":    "length",
+	"lib":    "library",
+	"mem":    "memory",
+	"msg":    "message",
+	"msgs":   "messages",
+	"ns":     "namespace",
+	"num":    "number",
+	"obj":    "object",
+	"param":  "parameter",
+	"params": "parameters",
+	"perm":   "permission",
+	"perms":  "permissions",
+	"pkg":    "package",
+	"prev":   "previous",
+	"proc":   "process",
+	"ref":    "reference",
+	"repo":   "repository",
+	"repos":  "repositories",
+	"req":    "request",
+	"resp":   "response",
+	"spec":   "specification",
+	"src":    "source",
+	"str":    "string",
+	"sync":   "synchronize",
+	"temp":   "temporary",
+	"tmp":    "temporary",
+	"val":    "value",
+	"var":    "variable",
+	"vars":   "variables",
+}
+
+// aliases maps a term (as Words makes it) to the terms of its other
+// forms.
+var aliases = func() map[string][]string {
+	out := map[string][]string{}
+	stemOf := func(w string) string {
+		var t string
+		word(w, func(s string) { t = s })
+		return t
+	}
+	for _, abbr := range slices.Sorted(maps.Keys(abbreviations)) {
+		a, f := stemOf(abbr), stemOf(abbreviations[abbr])
+		if a == "" || f == "" || a == f {
+			continue
+		}
+		if !slices.Contains(out[a], f) {
+			out[a] = append(out[a], f)
+		}
+		if !slices.Contains(out[f], a) {
+			out[f] = append(out[f], a)
+		}
+	}
+	return out
+}()
+
+// Aliases are the other forms of a term (repo for repositori, connect for
+// conn); nil for most.
+func Aliases(term string) []string { return aliases[term] }
