@@ -91,16 +91,34 @@ func Words(text string, emit func(term string)) {
 func fields(text string, fn func(string)) {
 	start := -1
 	inCJK := false
-	for i, r := range text {
-		if r >= 0x3041 && commonCJK(r) { // the short way for CJK text
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf { // the short way for ASCII: no Unicode tables
+			if asciiWord[c] {
+				if start < 0 {
+					start, inCJK = i, false
+				} else if inCJK {
+					fn(text[start:i])
+					start, inCJK = i, false
+				}
+			} else if start >= 0 && !(c == '\'' && !inCJK && apostropheJoins(text, start, i, 1)) {
+				fn(text[start:i])
+				start = -1
+			}
+			i++
+			continue
+		}
+		if r := common3(text, i); r != 0 { // the short way for CJK text
 			if start < 0 {
 				start, inCJK = i, true
 			} else if !inCJK {
 				fn(text[start:i])
 				start, inCJK = i, true
 			}
+			i += 3
 			continue
 		}
+		r, n := utf8.DecodeRuneInString(text[i:])
 		word := unicode.IsLetter(r) || unicode.IsDigit(r)
 		if word || unicode.Is(unicode.Mn, r) {
 			c := word && r >= 0x1100 && cjk(r) // a mark stays in its run
@@ -111,19 +129,62 @@ func fields(text string, fn func(string)) {
 				fn(text[start:i])
 				start, inCJK = i, c
 			}
+			i += n
 			continue
 		}
-		if start >= 0 && (r == '\'' || r == '’') && !inCJK && apostropheJoins(text, start, i, utf8.RuneLen(r)) {
+		if start >= 0 && r == '’' && !inCJK && apostropheJoins(text, start, i, n) {
+			i += n
 			continue
 		}
 		if start >= 0 {
 			fn(text[start:i])
 			start = -1
 		}
+		i += n
 	}
 	if start >= 0 {
 		fn(text[start:])
 	}
+}
+
+// asciiWord tells the ASCII letters and digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	return t
+}()
+
+// common3 is the character at text[i] when it is commonCJK, 0 otherwise.
+// They are all three bytes long, and decoded here without a call; a
+// valid sequence in the blocks commonCJK names decodes as utf8 does (no
+// overlong form or surrogate falls in them).
+func common3(text string, i int) rune {
+	if i+2 >= len(text) {
+		return 0
+	}
+	c0, c1, c2 := text[i], text[i+1], text[i+2]
+	if c0 < 0xE3 || c0 > 0xED || c1&0xC0 != 0x80 || c2&0xC0 != 0x80 {
+		return 0
+	}
+	if r := rune(c0&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F); commonCJK(r) {
+		return r
+	}
+	return 0
+}
+
+// commonRun reports whether run is all commonCJK characters, which
+// cjkTerms reads the short way: three bytes each, NFKC already, no marks.
+func commonRun(run string) bool {
+	if len(run)%3 != 0 {
+		return false
+	}
+	for i := 0; i < len(run); i += 3 {
+		if common3(run, i) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // cjk reports whether r belongs to a script written without spaces
@@ -295,19 +356,20 @@ func word(w string, emit func(string)) {
 // NFKC first (half-width ｶﾀｶﾅ is カタカナ), but its marks are kept: a
 // dakuten tells ガ from カ.
 func cjkTerms(run string, emit func(string)) {
-	common := true
-	for _, r := range run {
-		if !commonCJK(r) {
-			common = false
-			break
+	if commonRun(run) { // three bytes a character: bigrams are 6-byte windows
+		if len(run) == 3 {
+			emit(run) // one character
+			return
 		}
+		for i := 0; i+6 <= len(run); i += 3 {
+			emit(run[i : i+6])
+		}
+		return
 	}
-	if !common {
-		run = norm.NFKC.String(run)
-	}
+	run = norm.NFKC.String(run)
 	a, b := -1, -1 // the starts of the last two characters
 	for i, r := range run {
-		if !common && i > 0 && unicode.Is(unicode.Mn, r) {
+		if i > 0 && unicode.Is(unicode.Mn, r) {
 			continue // a mark belongs to its character
 		}
 		if a >= 0 {

@@ -37,34 +37,26 @@ type TermFreq struct {
 // not add to the body's length: a chunk of identifiers is no longer for
 // them), and the squashed identifiers of its headings and body.
 func Analyze(f Fields) Doc {
-	at := make(map[string]int, 64)
+	tb := termTables.Get().(*termTable)
+	defer tb.release()
 	var d Doc
-	term := func(t string) *TermFreq {
-		i, ok := at[t]
-		if !ok {
-			i = len(d.Terms)
-			at[t] = i
-			d.Terms = append(d.Terms, TermFreq{Term: t})
-		}
-		return &d.Terms[i]
-	}
 	inc := func(n *uint8) {
 		if *n < 255 {
 			*n++
 		}
 	}
-	Words(f.Path, func(t string) { inc(&term(t).Path) })
+	Words(f.Path, func(t string) { inc(&tb.add(t).Path) })
 	heading := func(w string) {
 		if cjkRun(w) {
-			cjkTerms(w, func(t string) { inc(&term(t).Heading) })
+			cjkTerms(w, func(t string) { inc(&tb.add(t).Heading) })
 			return
 		}
 		a := analyzeField(w)
 		if a.term != "" {
-			inc(&term(a.term).Heading)
+			inc(&tb.add(a.term).Heading)
 		}
 		for _, p := range a.parts {
-			inc(&term(p).Heading)
+			inc(&tb.add(p).Heading)
 		}
 	}
 	fields(f.Heading, heading)
@@ -75,24 +67,47 @@ func Analyze(f Fields) Doc {
 	// pulled to reference tables.
 	Definitions(f.Body, func(name string) {
 		if id := definedIdent(name); id != "" {
-			inc(&term(IdentPrefix + id).Path)
+			inc(&tb.add(IdentPrefix + id).Path)
 		}
 	})
 	fields(f.Body, func(w string) {
 		if cjkRun(w) { // bigrams, seldom repeated: not worth the cache
-			cjkTerms(w, func(t string) { inc(&term(t).Body); d.BodyLen++ })
+			if commonRun(w) { // cjkTerms' short way, without a call per bigram
+				if len(w) == 3 {
+					inc(&tb.add(w).Body)
+					d.BodyLen++
+					return
+				}
+				for i := 0; i+6 <= len(w); i += 3 {
+					inc(&tb.add(w[i : i+6]).Body)
+				}
+				d.BodyLen += uint32(len(w)/3 - 1)
+				return
+			}
+			cjkTerms(w, func(t string) { inc(&tb.add(t).Body); d.BodyLen++ })
 			return
 		}
 		a := analyzeField(w)
 		if a.term != "" {
-			inc(&term(a.term).Body)
+			inc(&tb.add(a.term).Body)
 			d.BodyLen++
 		}
 		for _, p := range a.parts {
-			inc(&term(p).Body)
+			inc(&tb.add(p).Body)
 		}
 	})
-	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
+	// The heading and the body apart, as if joined by a line break (no
+	// identifier spans one), without copying the body to join them; an
+	// identifier in both counts once.
+	ident := func(id string) {
+		if tf := tb.add(IdentPrefix + id); tf.Idents == 0 {
+			tf.Idents = 1
+			d.IdentsLen++
+		}
+	}
+	Identifiers(f.Heading, ident)
+	Identifiers(f.Body, ident)
+	d.Terms = tb.doc()
 	d.Structured = structured(f.Path)
 	return d
 }
