@@ -14,33 +14,15 @@ import (
 // 34, item 5: "Which GPU do I need to fine-tune lore's embedding model?"
 // was answered from lore's docs).
 func TestKeywordOnlyRefusesQuestionsOfUnknownWords(t *testing.T) {
-	srv := ollamatest.New(t)
-	cfg := testConfig(t, srv.URL)
-	docs := t.TempDir()
-	writeDocs(t, docs, map[string]string{
+	e := keywordEngine(t, map[string]string{
 		"storage.md": "# Storage\n\nPrometheus keeps samples on local disk for 15 days unless the retention time is set.\n",
 		"alerts.md":  "# Alerting rules\n\nAn alerting rule fires once its expression has returned series for the whole for duration.\n",
 	})
-	build(t, cfg, docs, false, nil)
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	for q, want := range map[string]agent.Route{
+	wantRoutes(t, e, map[string]agent.Route{
 		"How long does Prometheus keep samples on disk?":                agent.RouteDocs,
 		"Which GPU and CUDA driver keep Prometheus samples on disk?":    agent.RouteNone, // gpu, cuda, driver: nowhere
 		"Which Kubernetes operator installs Prometheus with Terraform?": agent.RouteNone,
-	} {
-		final, _ := ask(t, e, q)
-		done, ok := final.(agent.Done)
-		if !ok {
-			t.Fatalf("%q: turn ended with %#v", q, final)
-		}
-		if done.Result.Route != want {
-			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
-		}
-	}
+	})
 }
 
 // Keyword-only, two words a short question shares with one passage are no
@@ -49,34 +31,16 @@ func TestKeywordOnlyRefusesQuestionsOfUnknownWords(t *testing.T) {
 // a timeout and another names a context (issue 34, item 5). The question
 // the passage answers still routes to the docs.
 func TestKeywordOnlyNeedsThreeWordsTogether(t *testing.T) {
-	srv := ollamatest.New(t)
-	cfg := testConfig(t, srv.URL)
-	docs := t.TempDir()
-	writeDocs(t, docs, map[string]string{
+	e := keywordEngine(t, map[string]string{
 		"timeouts.md": "# Query timeouts\n\nA query that runs past its timeout is cancelled and returns an error.\n",
 		"labels.md":   "# Labels\n\nEach series carries labels that give its samples context.\n",
 		"storage.md":  "# Storage\n\nPrometheus keeps samples on local disk for 15 days unless the retention time is set.\n",
 		"alerts.md":   "# Alerting rules\n\nAn alerting rule fires once its expression has returned series for the whole for duration.\n",
 	})
-	build(t, cfg, docs, false, nil)
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	for q, want := range map[string]agent.Route{
+	wantRoutes(t, e, map[string]agent.Route{
 		"How do I cancel a context after a timeout?":          agent.RouteNone, // cancel, timeout in one passage; context in another
 		"Is a query cancelled when it runs past its timeout?": agent.RouteDocs,
-	} {
-		final, _ := ask(t, e, q)
-		done, ok := final.(agent.Done)
-		if !ok {
-			t.Fatalf("%q: turn ended with %#v", q, final)
-		}
-		if done.Result.Route != want {
-			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
-		}
-	}
+	})
 }
 
 // Keyword-only, a Chinese question whose words a page holds is answered
@@ -85,35 +49,17 @@ func TestKeywordOnlyNeedsThreeWordsTogether(t *testing.T) {
 // bigrams that straddle two words are in no page, and counted as words
 // they refused nearly every answerable question.
 func TestKeywordOnlyRoutesChineseQuestions(t *testing.T) {
-	srv := ollamatest.New(t)
-	cfg := testConfig(t, srv.URL)
-	docs := t.TempDir()
-	writeDocs(t, docs, map[string]string{
+	e := keywordEngine(t, map[string]string{
 		"upload.md": "# 分块上传\n\n分块上传时，每块的大小默认为10MB，最小为5MB。并发数默认为10，即是多少个分块同时上传。\n",
 		"bucket.md": "# 存储桶权限\n\n新创建的存储桶默认为私有，只有创建者可以读写。访问权限不能删除，只能修改。\n",
 		"logs.md":   "# 日志\n\n服务的日志默认写入标准输出，可以在配置文件中修改日志级别。\n",
 	})
-	build(t, cfg, docs, false, nil)
-	e, err := Open(Options{Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	for q, want := range map[string]agent.Route{
+	wantRoutes(t, e, map[string]agent.Route{
 		"分块上传默认并发数是多少？":           agent.RouteDocs,
 		"新创建的存储桶默认谁可以读？访问权限能删除吗？": agent.RouteDocs,
 		"秘鲁的首都是哪里？":               agent.RouteNone,
 		"做酸面包之前面团要发酵多久？":          agent.RouteNone,
-	} {
-		final, _ := ask(t, e, q)
-		done, ok := final.(agent.Done)
-		if !ok {
-			t.Fatalf("%q: turn ended with %#v", q, final)
-		}
-		if done.Result.Route != want {
-			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, want)
-		}
-	}
+	})
 }
 
 // The bundled sample (`make run`, docs/eval.md) over lore's own docs,
@@ -150,5 +96,36 @@ func TestBundledSampleRefusesItsUnanswerableQuestions(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("the sample has no unanswerable question")
+	}
+}
+
+// keywordEngine is an engine over a keyword-only index of files.
+func keywordEngine(t *testing.T, files map[string]string) *Engine {
+	t.Helper()
+	srv := ollamatest.New(t)
+	cfg := testConfig(t, srv.URL)
+	docs := t.TempDir()
+	writeDocs(t, docs, files)
+	build(t, cfg, docs, false, nil)
+	e, err := Open(Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// wantRoutes asks each question and checks where the turn routed it.
+func wantRoutes(t *testing.T, e *Engine, want map[string]agent.Route) {
+	t.Helper()
+	for q, route := range want {
+		final, _ := ask(t, e, q)
+		done, ok := final.(agent.Done)
+		if !ok {
+			t.Fatalf("%q: turn ended with %#v", q, final)
+		}
+		if done.Result.Route != route {
+			t.Errorf("%q: routed %q (%s), want %q", q, done.Result.Route, done.Result.RoutedOnSignal, route)
+		}
 	}
 }

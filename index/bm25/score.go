@@ -54,16 +54,12 @@ func NewQuery(text string) Query {
 	for i, t := range q.Terms {
 		q.Read[i] = t.Term
 	}
-	read := func(t string) {
-		if !slices.Contains(q.Read, t) {
-			q.Read = append(q.Read, t)
-		}
-	}
 	for _, t := range q.Terms {
 		if plainWord(t) {
-			read(analysis.PartPrefix + t.Term)
-			for _, a := range analysis.Aliases(t.Term) {
-				read(analysis.PartPrefix + a)
+			for _, pt := range partTerms(t.Term) {
+				if !slices.Contains(q.Read, pt) {
+					q.Read = append(q.Read, pt)
+				}
 			}
 		}
 	}
@@ -73,6 +69,16 @@ func NewQuery(text string) Query {
 		}
 	}
 	return q
+}
+
+// partTerms are the camelCase parts a plain word is searched among: the
+// word itself and its abbreviations (analysis.Aliases).
+func partTerms(word string) []string {
+	out := []string{analysis.PartPrefix + word}
+	for _, a := range analysis.Aliases(word) {
+		out = append(out, analysis.PartPrefix+a)
+	}
+	return out
 }
 
 // Counted are the terms whose document frequency Rank asks Stats.DF for,
@@ -115,35 +121,26 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 		if t != nil {
 			df = st.DF(term)
 		}
-		if part := lists[analysis.PartPrefix+term]; part != nil && plainWord(qt) {
-			var word List
-			if t != nil {
-				word = t.List
-			}
-			t = &Term{List: Merge(&word, &part.List, PartWeight)}
-			if df == 0 {
-				// Rare as a word or not, the idf is the word's own: the
-				// union's df made a word common in code names weigh less
-				// everywhere, and cost the Go set an answer.
-				df = st.DF(analysis.PartPrefix + term)
-			}
-		}
 		if plainWord(qt) {
-			// The camelCase parts that abbreviate it (conn for
-			// connect: MaxConns for "connections") count as its own
-			// parts do.
-			for _, a := range analysis.Aliases(term) {
-				l := lists[analysis.PartPrefix+a]
-				if l == nil {
+			// The word as a camelCase part, then the parts that
+			// abbreviate it (conn for connect: MaxConns for
+			// "connections"): a chunk scores by the best of them.
+			for _, pt := range partTerms(term) {
+				part := lists[pt]
+				if part == nil {
 					continue
 				}
-				var have List
+				var word List
 				if t != nil {
-					have = t.List
+					word = t.List
 				}
-				t = &Term{List: Merge(&have, &l.List, PartWeight)}
+				t = &Term{List: Merge(&word, &part.List, PartWeight)}
 				if df == 0 {
-					df = st.DF(analysis.PartPrefix + a)
+					// Rare as a word or not, the idf is the word's own:
+					// the union's df made a word common in code names
+					// weigh less everywhere, and cost the Go set an
+					// answer.
+					df = st.DF(pt)
 				}
 			}
 		}
