@@ -157,7 +157,7 @@ type Result struct {
 	Sources        []Source
 	Candidates     []Passage // every retrieved passage, in ranked order
 	Known          float64   // the share of the question's words the index holds (Retrieval.Known)
-	Words          int       // how many content words the question has (Retrieval.Words)
+	Words          float64   // how many content words the question has (Retrieval.Words)
 	Answer         string
 	Invalid        []int // [n] markers pointing at no source
 	Notice         string
@@ -480,7 +480,7 @@ const (
 // questions refused where the floors above alone refused 49, and still
 // none of 133 answerable ones (the fewest an answerable question's passage
 // held was three, of six and of seven words).
-const SharedWords = 3
+const SharedWords = 3.0
 
 // Agreement is the routing signal without a reranker: the best passage is
 // among the top AgreeTop of both keyword and vector search; in a
@@ -490,7 +490,7 @@ const SharedWords = 3
 // Retrieval.Words) in one of those top passages, and, when the index
 // lacks a word of the question, every name it gives held by one of the
 // top NameTop (Unnamed): the word it lacks is then likely that name.
-func Agreement(question string, passages []Passage, known float64, words int) bool {
+func Agreement(question string, passages []Passage, known float64, words float64) bool {
 	if len(passages) == 0 {
 		return false
 	}
@@ -505,11 +505,12 @@ func Agreement(question string, passages []Passage, known float64, words int) bo
 
 // shareWords reports whether one of the top AgreeTop passages holds
 // SharedWords of the question's words, or all of them when it has fewer.
-func shareWords(passages []Passage, words int) bool {
+func shareWords(passages []Passage, words float64) bool {
 	need := min(SharedWords, words)
 	for _, p := range passages[:min(AgreeTop, len(passages))] {
-		// Coverage is held/words: rounding undoes the division.
-		if need > 0 && int(math.Round(p.Coverage*float64(words))) >= need {
+		// Coverage is held/words, held a count of words or of half
+		// words (a CJK character): the margin undoes the division.
+		if need > 0 && p.Coverage*words >= need-1e-9 {
 			return true
 		}
 	}
@@ -526,13 +527,13 @@ func lexicalOnly(passages []Passage) bool {
 }
 
 // agreementSignal says what Agreement decided on, for --json and eval.
-func agreementSignal(question string, passages []Passage, known float64, words int) string {
+func agreementSignal(question string, passages []Passage, known float64, words float64) string {
 	if lexicalOnly(passages) {
-		most := 0
+		most := 0.0
 		for _, p := range passages[:min(AgreeTop, len(passages))] {
-			most = max(most, int(math.Round(p.Coverage*float64(words))))
+			most = max(most, p.Coverage*words)
 		}
-		s := fmt.Sprintf("no reranker, keyword search only: the index holds %.0f%% of the question's words (floor %.0f%%), the best passage %.0f%% (the two together at least %.0f%%); a top-%d passage holds %d of its %d words (at least %d)",
+		s := fmt.Sprintf("no reranker, keyword search only: the index holds %.0f%% of the question's words (floor %.0f%%), the best passage %.0f%% (the two together at least %.0f%%); a top-%d passage holds %g of its %g words (at least %g)",
 			100*known, 100*KnownFloor, 100*passages[0].Coverage, 100*CoverageKnown, AgreeTop, most, words, min(SharedWords, words))
 		if missing := Unnamed(question, passages); known < 1 && len(missing) > 0 {
 			s += fmt.Sprintf("; no top-%d passage names %s", NameTop, strings.Join(missing, ", "))

@@ -424,7 +424,7 @@ func TestAgreementNeedsBothNearTheTop(t *testing.T) {
 		name     string
 		passages []Passage
 		known    float64
-		words    int
+		words    float64
 		want     bool
 	}{
 		{"both first", []Passage{{LexicalRank: 1, VectorRank: 1}}, 0, 0, true},

@@ -16,9 +16,9 @@ type Retrieval struct {
 	// anywhere (index.Results.Known): the keyword-only route's signal.
 	Known float64
 	// Words is how many content words of the query Coverage and Known
-	// count (analysis.QueryWords): a passage's Coverage times Words is how
-	// many of them it holds.
-	Words int
+	// count (analysis.Weight: a CJK character is half a word): a
+	// passage's Coverage times Words is how many of them it holds.
+	Words float64
 	// Notice says why the search was narrower than asked (no embedder,
 	// Ollama down): shown to the user once, as a Notice event.
 	Notice string

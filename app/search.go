@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -137,7 +136,7 @@ func (r retriever) Retrieve(ctx context.Context, query string, n int) (agent.Ret
 	if res.Notice != "" {
 		notice = strings.TrimPrefix(notice+"; "+res.Notice, "; ")
 	}
-	out := agent.Retrieval{Mode: res.Mode, Notice: notice, Known: res.Known, Words: int(math.Round(analysis.Weight(analysis.QueryWords(query)))), Passages: make([]agent.Passage, len(res.Hits)),
+	out := agent.Retrieval{Mode: res.Mode, Notice: notice, Known: res.Known, Words: analysis.Weight(analysis.QueryWords(query)), Passages: make([]agent.Passage, len(res.Hits)),
 		Timings: map[string]time.Duration{"embed": res.Timings.Embed, "vector": res.Timings.Vector, "lexical": res.Timings.Lexical, "fuse": res.Timings.Fuse}}
 	for i, h := range res.Hits {
 		out.Passages[i] = agent.Passage{Root: h.Source, Path: h.Path, Start: h.Start, End: h.End, Heading: h.Heading, Text: h.Text,

@@ -144,7 +144,7 @@ func (f *fakeEngine) Search(ctx context.Context, q string, k int, s Setup) (agen
 	}
 	r := agent.Ranking{Passages: ps, Best: best}
 	r.Known = 1 // every word of the question is in the index
-	r.Words = len(strings.Fields(q))
+	r.Words = float64(len(strings.Fields(q)))
 	return r, nil
 }
 
@@ -166,7 +166,7 @@ func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
 		{ID: "none", Question: "nothing", Kind: "unanswerable", Answerable: new(bool)},
 	}
 	eng := &fakeEngine{ranked: map[string][]agent.Passage{
-		"first":   {{Path: "a.md", Start: 2, End: 3, Rerank: score(4), LexicalRank: 1, Coverage: 0.8}},
+		"first":   {{Path: "a.md", Start: 2, End: 3, Rerank: score(4), LexicalRank: 1, Coverage: 1}}, // its one word
 		"second":  {{Path: "x.md", Start: 1, End: 1, Rerank: score(1)}, {Path: "b.md", Start: 5, End: 9, Rerank: score(0.5)}},
 		"nothing": {{Path: "x.md", Start: 1, End: 1, Rerank: score(-3)}},
 	}}
@@ -192,7 +192,7 @@ func TestRunScoresEveryQuestionAndCountsErrorsAsMisses(t *testing.T) {
 	if b := main.Questions[3].Best; b == nil || *b != -3 {
 		t.Fatalf("best rerank score of the unanswerable question: %v", b)
 	}
-	if q := main.Questions[0]; !q.Agree || q.Coverage != 0.8 || main.Questions[1].Agree {
+	if q := main.Questions[0]; !q.Agree || q.Coverage != 1 || main.Questions[1].Agree {
 		t.Fatalf("agreement: %v (coverage %v) %v", q.Agree, q.Coverage, main.Questions[1].Agree)
 	}
 	// The ablation ran every question too, with its own numbers.

@@ -193,7 +193,7 @@ func runOne(ctx context.Context, eng Engine, q Question, opt Options, s int) *Ou
 	var passages []agent.Passage
 	var best *float32
 	var known float64
-	var words int
+	var words float64
 	if main && opt.Answers {
 		r, err := eng.Ask(ctx, q.Question, setup)
 		if err != nil {
