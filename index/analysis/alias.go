@@ -10,11 +10,14 @@ import (
 // conns stems to conn, not to connect. A question's word is also searched
 // among camelCase parts as its other forms (Aliases). Only as parts: as
 // words too (repo in prose for "repository") it moved no public set and
-// cost the docker set a little (docs/indexing.md).
+// cost the docker set a little (docs/indexing.md). Aliases are
+// looked up by stem, so an abbreviation whose word's stem other common
+// words share is not here: spec for specif is also "specific", ref for
+// refer, app for applic ("applicable"), info for inform, exec for execut
+// ("executive").
 var abbreviations = map[string]string{
 	"addr":   "address",
 	"admin":  "administrator",
-	"app":    "application",
 	"arg":    "argument",
 	"args":   "arguments",
 	"async":  "asynchronous",
@@ -36,8 +39,6 @@ var abbreviations = map[string]string{
 	"docs":   "documentation",
 	"env":    "environment",
 	"err":    "error",
-	"exec":   "execute",
-	"info":   "information",
 	"k8s":    "kubernetes",
 	"len":    "length",
 	"lib":    "library",
@@ -54,12 +55,10 @@ var abbreviations = map[string]string{
 	"pkg":    "package",
 	"prev":   "previous",
 	"proc":   "process",
-	"ref":    "reference",
 	"repo":   "repository",
 	"repos":  "repositories",
 	"req":    "request",
 	"resp":   "response",
-	"spec":   "specification",
 	"src":    "source",
 	"str":    "string",
 	"sync":   "synchronize",

@@ -22,7 +22,10 @@ import (
 // by another lore and analyse its documents again (the stores join it to
 // the chunker's signature). 2: CJK bigrams, NFKC and full case folding,
 // acronym plurals and version letters kept with their acronym. 3: the
-// names a chunk defines count as heading words (Definitions).
+// names a chunk defines are identifiers at path weight (Definitions), and
+// a YAML, TOML or JSON chunk is marked Structured (its body weighs
+// bm25.Params.Structured: the local store keeps that weight in its
+// impacts, so changing it needs a new Version).
 const Version = "3"
 
 // IdentPrefix marks the terms of squashed compound identifiers

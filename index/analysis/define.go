@@ -7,10 +7,11 @@ import "strings"
 // that opens with a code span or bold text and a separator ("- `timeout`:
 // …", "* **name** – …"), a command-line option at the start of its line
 // ("  --repo-server-timeout-seconds int   …"), and a term of a definition
-// list (the line above ": …"). Analyze counts their words as heading
-// words: the reference row that defines an option then outranks the
-// tutorial that merely passes it on a command line (issue 36, "a
-// definition loses to a mention").
+// list (the line above ": …"). Analyze counts each as an identifier at
+// path weight (definedIdent): the reference row that defines an option
+// then outranks the tutorial that merely passes it on a command line
+// (issue 36, "a definition loses to a mention"). Counted as words, or at
+// heading weight, they pulled plain-word questions to reference tables.
 //
 // A name is at most maxDefinition bytes: a longer first cell is a
 // sentence, not a name.

@@ -26,7 +26,8 @@ type Doc struct {
 
 // TermFreq is a term and how often each field of a chunk holds it (capped
 // at 255). A word and a camelCase part (PartPrefix) are counted in Path,
-// Heading and Body; an identifier term (IdentPrefix) in Idents.
+// Heading and Body; an identifier term (IdentPrefix) in Idents, and in
+// Path when the chunk defines it (Definitions).
 type TermFreq struct {
 	Term                        string
 	Path, Heading, Body, Idents uint8
@@ -60,8 +61,8 @@ func Analyze(f Fields) Doc {
 		}
 	}
 	fields(f.Heading, heading)
-	// A name the body defines is found as an identifier that weighs as
-	// a heading: a question that names it (PrunePropagationPolicy,
+	// A name the body defines is an identifier at path weight: a
+	// question that names it (PrunePropagationPolicy,
 	// --repo-cache-expiration, Backup) meets the row that defines it
 	// before the pages that use it, and a question in plain words is not
 	// pulled to reference tables.

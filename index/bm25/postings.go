@@ -19,7 +19,8 @@ type Params struct {
 	K1                          float64
 	Path, Heading, Body, Idents Field
 	// Structured scales the body's weight in a chunk of a YAML, TOML or
-	// JSON file (analysis.Doc.Structured).
+	// JSON file (analysis.Doc.Structured); 0 leaves it whole. The local
+	// store keeps impacts: a new value needs a new analysis.Version.
 	Structured float64
 }
 
