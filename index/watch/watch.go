@@ -219,11 +219,12 @@ func (w *Watcher) watchTree(ctx context.Context, root string) error {
 	}
 	walk := w.opt.Walk
 	walk.OnDir = w.add
+	// The innermost source holding it: with nested sources (/a and
+	// /a/b) the index reads /a/b with its own rules, not /a's.
 	from := root
 	for _, r := range w.opt.Roots {
-		if s := ingest.Scope(r, []string{root}); s != nil && s[0] != "" {
+		if s := ingest.Scope(r, []string{root}); s != nil && s[0] != "" && (from == root || len(r) > len(from)) {
 			from, walk.Only = r, []string{root}
-			break
 		}
 	}
 	_, err = ingest.WalkRoots(ctx, []string{from}, walk)

@@ -743,6 +743,11 @@ func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
 // first read its own write straight back and watched, the other read
 // its own and watched too, both rebuilding the index on every change.
 func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
+	// The other watcher must write within the first one's pause: on a
+	// loaded machine 2 s can pass between polls.
+	settle := watchSettle
+	watchSettle = 15 * time.Second
+	t.Cleanup(func() { watchSettle = settle })
 	ctx := context.Background()
 	s := newStore(t, c, "Race")
 	fixture(t, s)

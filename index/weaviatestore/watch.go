@@ -35,7 +35,7 @@ import (
 // replica applies it in less than the pause. A contender slower than
 // that is still caught: the lease read at every renewal names it, and
 // the one it overwrote stops.
-const watchSettle = 2 * time.Second
+var watchSettle = 2 * time.Second // a var: a test widens it
 
 // watchKind names the watch collection in propsOf.
 const watchKind = "Watch"
