@@ -152,7 +152,10 @@ func termFilter(term string) interface{ String() string } {
 	return or(textIs("terms", term), textIs("heading_terms", term), textIs("path_terms", term))
 }
 
-// sample is the cached sample of the index, read again when stale.
+// sample is the cached sample of the index, read again when stale. A
+// stale sample is still returned at once while one search reads the new
+// one: the stats of ten minutes ago rank as well, and a 2048-chunk read
+// must not hold up every search that comes meanwhile.
 func (r *Reader) sample(ctx context.Context) (sample, error) {
 	c := &r.rank
 	c.mu.Lock()
@@ -174,6 +177,9 @@ func (r *Reader) sample(ctx context.Context) (sample, error) {
 		}
 		return smp, err
 	})
+	if !at.IsZero() {
+		return smp, nil // the read goes on for the next search
+	}
 	select {
 	case <-ctx.Done():
 		return sample{}, ctx.Err()

@@ -159,6 +159,44 @@ func testStatsNotBlocked(t *testing.T, c *weaviatetest.Cluster) {
 	}
 }
 
+// testStaleSampleServes: once the sample is stale, a search uses it at
+// once while another read of it hangs; every search waited on the new
+// read (up to the call timeout, ten seconds) once in ten minutes.
+func testStaleSampleServes(t *testing.T, c *weaviatetest.Cluster) {
+	s := newStore(t, c, "Stale")
+	fixture(t, s)
+	url, stalled, release := stallProxy(t, c.Endpoints()[0], func(body string) bool {
+		return strings.Contains(body, fmt.Sprintf("limit: %d", sampleSize))
+	})
+	defer close(release)
+	slow := newStore(t, c, "Stale", func(cfg *Config) {
+		cfg.Endpoints, cfg.GRPCEndpoints = []string{url}, c.GRPCEndpoints()[:1]
+		cfg.Timeout = 5 * time.Minute // the hang lasts until the test ends it
+	})
+	r := open(t, slow, "docs")
+	r.rank.mu.Lock()
+	r.rank.smp, r.rank.at = sample{n: 7}, time.Now().Add(-2*sampleTTL) // read long ago
+	r.rank.mu.Unlock()
+	got := make(chan sample, 1)
+	go func() {
+		smp, _ := r.sample(context.Background())
+		got <- smp
+	}()
+	select {
+	case smp := <-got:
+		if smp.n != 7 {
+			t.Errorf("the stale sample was not used: %+v", smp)
+		}
+	case <-time.After(30 * time.Second): // a deadlock's guard, not a speed bound
+		t.Fatal("a search waits for the new sample while the old one is there")
+	}
+	select {
+	case <-stalled: // and the new one is being read
+	case <-time.After(30 * time.Second):
+		t.Error("no new sample was read")
+	}
+}
+
 // testCommonTermsNotCounted: a question holding a word most chunks hold
 // is still ranked by lore's scorer when the cluster is slow to count that
 // word's chunks (it reads every one: a second a question on the Go

@@ -244,6 +244,7 @@ func TestSingleNode(t *testing.T) {
 		{"search modes", testSearchModes},
 		{"keyword ranking", testKeywordRanking},
 		{"stats read does not block", testStatsNotBlocked},
+		{"a stale sample serves", testStaleSampleServes},
 		{"common terms not counted", testCommonTermsNotCounted},
 		{"counts", testCounts},
 		{"writes retried", testWritesRetried},
