@@ -259,6 +259,7 @@ func TestCoverageCountsCJKByCharacters(t *testing.T) {
 		{"retention 默认", "retention", 0.5},
 		{"retention time 默认端口", "retention time", 0.5},
 		{"data retention time", "retention", 1.0 / 3},
+		{"idle connections", "maxIdleConns", 1}, // conns abbreviates connections
 	} {
 		if got := Coverage(QueryWords(c.q), holds(c.page)); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%q over %q covers %.3f, want %.3f", c.q, c.page, got, c.want)

@@ -662,8 +662,8 @@ func squash(s string) string {
 }
 
 // Coverage is the share of a question's content words (QueryWords) that
-// a chunk holds, as the word itself, one of its camelCase parts or its
-// squashed identifier; holds tells whether the chunk has a term. BM25
+// a chunk holds, as the word itself, one of its camelCase parts (or an
+// abbreviation's: Aliases) or its squashed identifier; holds tells whether the chunk has a term. BM25
 // ranks a chunk first however little of the question it matches,
 // coverage says how much. Each word counts the same: weighting by idf let
 // one rare word that an off-topic question shares with a big corpus (Peru
@@ -682,6 +682,13 @@ func Coverage(words []QueryWord, holds func(term string) bool) float64 {
 	has := func(w QueryWord) bool {
 		for _, t := range [...]string{w.Term, PartPrefix + w.Term, w.Ident} {
 			if t != "" && holds(t) {
+				return true
+			}
+		}
+		// As ranking finds it: a part that abbreviates it (MaxConns
+		// holds "connections").
+		for _, a := range Aliases(w.Term) {
+			if holds(PartPrefix + a) {
 				return true
 			}
 		}
