@@ -61,12 +61,8 @@ func TestADefinitionOutranksAMention(t *testing.T) {
 		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nHow the server handles case %d of its work.\n", i, i)
 	}
 	e := keywordEngine(t, files)
-	res, err := e.Search(context.Background(), SearchRequest{Query: "What does --retention-days do and what is its default?", K: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Passages) == 0 || res.Passages[0].Path != "reference/flags.md" {
-		t.Errorf("the flag's own row is not first: %s", paths(res.Passages))
+	if first, all := firstPath(t, e, "What does --retention-days do and what is its default?", 3); first != "reference/flags.md" {
+		t.Errorf("the flag's own row is not first: %s", all)
 	}
 }
 
@@ -79,12 +75,8 @@ func TestAQuestionFindsTheAbbreviationInCode(t *testing.T) {
 		"cache/cache.go": "package cache\n\n// Cache keeps the most used entries.\ntype Cache struct {\n\tMaxEntries int // at most this many\n}\n",
 	}
 	e := keywordEngine(t, files)
-	res, err := e.Search(context.Background(), SearchRequest{Query: "How many connections at most?", K: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Passages) == 0 || res.Passages[0].Path != "pool/pool.go" {
-		t.Errorf("MaxConns is not first for connections: %s", paths(res.Passages))
+	if first, all := firstPath(t, e, "How many connections at most?", 2); first != "pool/pool.go" {
+		t.Errorf("MaxConns is not first for connections: %s", all)
 	}
 }
 
@@ -103,12 +95,22 @@ func TestProseQuestionsPreferProseToSpecs(t *testing.T) {
 		"How long are old samples kept on disk before they are deleted?": "b/retention.md",
 		"What does retention_time set?":                                  "c/flags.yaml",
 	} {
-		res, err := e.Search(context.Background(), SearchRequest{Query: q, K: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Passages) == 0 || res.Passages[0].Path != want {
-			t.Errorf("%q: %s first, want %s", q, paths(res.Passages), want)
+		if first, all := firstPath(t, e, q, 2); first != want {
+			t.Errorf("%q: %s first, want %s", q, all, want)
 		}
 	}
+}
+
+// firstPath searches q for its k best passages: the first one's path ("" for
+// none) and all of them, for a failure's message.
+func firstPath(t *testing.T, e *Engine, q string, k int) (string, string) {
+	t.Helper()
+	res, err := e.Search(context.Background(), SearchRequest{Query: q, K: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Passages) == 0 {
+		return "", ""
+	}
+	return res.Passages[0].Path, paths(res.Passages)
 }
