@@ -66,6 +66,29 @@ func TestADefinitionOutranksAMention(t *testing.T) {
 	}
 }
 
+// A question in plain words finds the passage that says most of them
+// before one that shares only its rarest words (issue 36: idf is
+// flattened, bm25.Params.IDFPower). At full idf the two rare words of
+// the question's aside outranked the answer.
+func TestMostOfTheQuestionOutranksItsRareWords(t *testing.T) {
+	files := map[string]string{
+		"guide/polling.md": "# Polling\n\nThe server checks the repository for a new commit every three minutes, " +
+			"so it can take that long to notice one.\n",
+		"blog/scale.md": "# Scale\n\nA huge build is slow. It is in the monorepo of the company, " +
+			"with all the other code and its history.\n",
+	}
+	common := []string{"server", "new", "commit", "take", "long", "notice"}
+	for i := range 30 { // the question's everyday words are common, as in real docs
+		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nCase %d: the %s the %s.\n",
+			i, i, common[i%len(common)], common[(i+1)%len(common)])
+	}
+	e := keywordEngine(t, files)
+	q := "How long does it take before the server notices a new commit in our huge monorepo?"
+	if first, all := firstPath(t, e, q, 3); first != "guide/polling.md" {
+		t.Errorf("the answer is not first: %s", all)
+	}
+}
+
 // A question in words finds the code that abbreviates them: "connections"
 // stems to connect, the part Conns of MaxConns to conn (issue 36,
 // "identifiers in questions").

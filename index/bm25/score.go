@@ -147,7 +147,7 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 		if t == nil {
 			continue
 		}
-		idf := IDF(st.Docs, df)
+		idf := p.IDF(st.Docs, df)
 		if qt.Part {
 			// As a text's camelCase parts weigh against its words.
 			idf *= PartWeight
@@ -155,7 +155,7 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 		if qt.Word != "" {
 			// A plain word's identifier weighs no more than the word:
 			// as much when the word is nowhere else (keepalive).
-			idf = min(idf, IDF(st.Docs, st.DF(qt.Word)))
+			idf = min(idf, p.IDF(st.Docs, st.DF(qt.Word)))
 		}
 		t.Weight = p.Weight(idf)
 		scored = append(scored, t)
