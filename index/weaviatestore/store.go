@@ -498,8 +498,35 @@ func (s *Store) open(ctx context.Context, name string) (*Reader, error) {
 	}
 	r := &Reader{s: s, name: name, gen: st.Current, v: newView(st.gen(st.Current))}
 	r.chunks, r.docs, r.vectors = s.class(name, st.Current, kindChunks), s.class(name, st.Current, kindDocs), s.class(name, st.Current, kindVectors)
+	if err := s.checkFormat(ctx, name, r.chunks); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
+
+// checkFormat refuses an index whose chunks collection is not as this
+// lore creates it (schemaProblems, what `lore doctor` reports): one
+// written by an older lore lacks properties this one searches
+// (part_terms), and a search would fail on them or miss what they hold.
+// A collection that is gone or cannot be read now is left to the
+// search (a DamagedError, a node down).
+func (s *Store) checkFormat(ctx context.Context, name, chunks string) error {
+	cl, err := s.getClass(ctx, chunks)
+	if err != nil || cl == nil {
+		return nil
+	}
+	if p := schemaProblems(cl, kindChunks); p != "" {
+		return formatError(fmt.Sprintf("index %q was built by another lore (collection %s: %s): run `lore index --rebuild`", name, chunks, clip(p)))
+	}
+	return nil
+}
+
+// formatError is an index this lore cannot read or write as it is: it is
+// index.ErrOldFormat.
+type formatError string
+
+func (e formatError) Error() string        { return string(e) }
+func (e formatError) Is(target error) bool { return target == index.ErrOldFormat }
 
 // Status is name's Status. An index whose collections are gone still has
 // one: its name, sources and Damaged.

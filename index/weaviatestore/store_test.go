@@ -254,6 +254,9 @@ func TestSingleNode(t *testing.T) {
 		{"damaged meta", testDamagedMeta},
 		{"lease", testLease},
 		{"two watchers at once", testWatchRace},
+		{"a camelCase part finds a chunk", testPartFound},
+		{"a defined name finds a chunk", testDefinitionFound},
+		{"an index of the previous schema", testOldSchema},
 		{"remove", testRemove},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
 	} {
