@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/ingest"
@@ -139,3 +140,60 @@ func testOldSchema(t *testing.T, c *weaviatetest.Cluster) {
 	}
 }
 
+// testWriteRace: of two builds that begin at once, one writes. The other
+// (a second process, played here step by step) read the index's record
+// before the first wrote its lease, and its write of the record with its
+// own lease lands just after the first's: the first read its own lease
+// straight back and wrote, and so did the other, two builds writing one
+// generation's chunks and each other's record.
+func testWriteRace(t *testing.T, c *weaviatetest.Cluster) {
+	// The other writer must write within the first one's pause: on a
+	// loaded machine 2 s can pass between polls.
+	settle := leaseSettle
+	leaseSettle = 15 * time.Second
+	t.Cleanup(func() { leaseSettle = settle })
+	ctx := context.Background()
+	s := newStore(t, c, "WRace")
+	fixture(t, s)
+	other := newStore(t, c, "WRace")
+	seen, err := other.readState(ctx, "docs", Quorum)
+	if err != nil || seen == nil || seen.LockHolder != "" {
+		t.Fatalf("the record before anyone writes: %+v %v", seen, err)
+	}
+	type result struct {
+		w   *Writer
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		w, err := s.beginWrite(ctx, index.WriteRequest{Name: "docs"})
+		first <- result{w, err}
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if st, err := other.readState(ctx, "docs", Quorum); err == nil && st != nil && st.LockHolder != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first writer never wrote its lease")
+		}
+	}
+	mine := other.newHolder()
+	seen.LockHolder, seen.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	if err := other.writeState(ctx, seen); err != nil {
+		t.Fatal(err)
+	}
+	res := <-first
+	back, err := other.readState(ctx, "docs", Quorum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherWrites := back != nil && back.LockHolder == mine
+	if res.err == nil {
+		defer res.w.Close()
+	} else if !errors.Is(res.err, index.ErrLocked) {
+		t.Errorf("the first writer: %v, want ErrLocked or the lease", res.err)
+	}
+	if (res.err == nil) == otherWrites {
+		t.Errorf("first writer holds the lease: %v, the other: %v; want exactly one", res.err == nil, otherWrites)
+	}
+}

@@ -222,9 +222,13 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if err := s.writeState(ctx, st); err != nil {
 		return nil, err
 	}
-	// No compare-and-set in Weaviate: read the lease back, so that of two
-	// writers that began at once the one whose write landed second (and
-	// so lost) sees it.
+	// No compare-and-set in Weaviate: read the lease back after a pause
+	// (leaseSettle), so that of two writers that began at once the one
+	// whose write was overwritten sees it. Read back at once, each found
+	// its own lease and both wrote.
+	if err := sleep(ctx, leaseSettle); err != nil {
+		return nil, err
+	}
 	back, err := s.readState(ctx, req.Name, s.cfg.WriteConsistency)
 	if err != nil {
 		return nil, err
