@@ -231,7 +231,11 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		}
 	} else {
 		// The counts did not come (a node slow or down): the cluster's
-		// own order, rather than no keyword results.
+		// own order, rather than no keyword results. A node that refuses
+		// the sample's read refuses it every time: said once.
+		if limit, ok := maxResultsRefused(statErr); ok && r.s.maxResultsSaid.CompareAndSwap(false, true) {
+			res.Notice = "weaviate: keyword results are in the cluster's own order: " + maxResultsAdvice(limit)
+		}
 		words := analysis.QueryWords(query)
 		held := map[string]bool{}
 		for _, o := range lex[:min(len(lex), opt.Depth)] {

@@ -89,6 +89,9 @@ type Store struct {
 	pool   *pool
 	holder string       // this Store's name in a writer's lease
 	leases atomic.Int64 // leases taken: each writer's holder is its own
+	// maxResultsSaid: a search has said that the nodes'
+	// QUERY_MAXIMUM_RESULTS is too low (see SearchVector).
+	maxResultsSaid atomic.Bool
 
 	mu           sync.Mutex
 	writing      map[string]bool // lease holders of this Store's open Writers
