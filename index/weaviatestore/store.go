@@ -518,8 +518,13 @@ func (s *Store) checkFormat(ctx context.Context, name, chunks string) error {
 	if err != nil || cl == nil {
 		return nil
 	}
+	return chunksFormat(name, cl)
+}
+
+// chunksFormat is checkFormat of the chunks collection cl as read.
+func chunksFormat(name string, cl *models.Class) error {
 	if p := schemaProblems(cl, kindChunks); p != "" {
-		return formatError(fmt.Sprintf("index %q was built by another lore (collection %s: %s): run `lore index --rebuild`", name, chunks, clip(p)))
+		return formatError(fmt.Sprintf("index %q was built by another lore (collection %s: %s): run `lore index --rebuild`", name, clip(cl.Class), clip(p)))
 	}
 	return nil
 }

@@ -201,9 +201,11 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 			if have == nil {
 				return nil, &index.DamagedError{Index: req.Name, Reason: "collection " + s.class(req.Name, gen, k) + " is missing from the cluster"}
 			}
-		}
-		if err := s.checkFormat(ctx, req.Name, s.class(req.Name, gen, kindChunks)); err != nil {
-			return nil, err
+			if k == kindChunks {
+				if err := chunksFormat(req.Name, have); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	gs := st.gen(gen)
