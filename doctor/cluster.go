@@ -51,6 +51,12 @@ func checkCluster(ctx context.Context, open func() (Cluster, error), cfg config.
 		nodes.Fix = "start the nodes that are down: reads go on, writes need a majority of each index's replicas"
 	}
 	checks = append(checks, nodes)
+	if len(h.Settings) > 0 {
+		// A search still answers (in the cluster's own order), but a
+		// build that lists more than the nodes allow fails.
+		checks = append(checks, Check{Name: "settings", Status: Fail, Detail: strings.Join(h.Settings, "; "),
+			Fix: "change the nodes' environment as it says and restart them one at a time"})
+	}
 	var mine, other []app.CollectionHealth
 	for _, col := range h.Collections {
 		switch col.Index {

@@ -63,6 +63,16 @@ func TestClusterChecks(t *testing.T) {
 		t.Errorf("a collection with another schema: %+v", c)
 	}
 
+	low := healthy
+	low.Settings = []string{"the cluster's QUERY_MAXIMUM_RESULTS is 1000, fewer objects than lore reads at once (a build lists up to 10000, keyword ranking samples 2048 chunks): set QUERY_MAXIMUM_RESULTS=10000 (Weaviate's default) on every node"}
+	got = clusterChecks(t, fakeCluster{h: low})
+	if c := got["settings"]; c.Status != Fail || !strings.Contains(c.Detail, "QUERY_MAXIMUM_RESULTS=10000") || c.Fix == "" {
+		t.Errorf("a node setting lore needs otherwise: %+v", c)
+	}
+	if c, ok := clusterChecks(t, fakeCluster{h: healthy})["settings"]; ok {
+		t.Errorf("a healthy cluster's settings: %+v", c)
+	}
+
 	got = clusterChecks(t, fakeCluster{err: errors.New("weaviate: no endpoint answered (http://a): start the cluster or fix weaviate-endpoints")})
 	if c := got["cluster"]; c.Status != Fail || !strings.Contains(c.Detail, "no endpoint answered") {
 		t.Errorf("cluster down: %+v", c)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
+	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
 	"github.com/weaviate/weaviate/entities/models"
 )
 
@@ -21,6 +22,9 @@ type Health struct {
 	// Ready counts the HEALTHY nodes.
 	Ready       int                `json:"ready"`
 	Collections []CollectionHealth `json:"collections"`
+	// Settings are the nodes' settings that lore needs otherwise, each
+	// a sentence that names the setting and the value to give it.
+	Settings []string `json:"settings"`
 }
 
 // EndpointHealth is one configured endpoint.
@@ -84,6 +88,21 @@ func (s *Store) Health(ctx context.Context) (Health, error) {
 		}
 	}
 	sort.Slice(h.Nodes, func(i, j int) bool { return h.Nodes[i].Name < h.Nodes[j].Name })
+	for _, cl := range dump {
+		if cl.Class == metaClass(s.cfg.CollectionPrefix) {
+			// The server has no call that tells its settings, but it
+			// refuses a query past QUERY_MAXIMUM_RESULTS before it reads
+			// anything: ask the meta collection (one object an index)
+			// for as many as a build lists.
+			var objs []map[string]any
+			err := s.get(ctx, cl.Class, func(b *graphql.GetBuilder) *graphql.GetBuilder {
+				return b.WithFields(additional("id")).WithLimit(listLimit)
+			}, &objs)
+			if limit, ok := maxResultsRefused(err); ok {
+				h.Settings = append(h.Settings, maxResultsAdvice(limit))
+			}
+		}
+	}
 
 	// Which index and kind each expected collection is.
 	type owner struct{ index, kind string }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,34 @@ func decodeGQL(resp *models.GraphQLResponse, root string, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
+}
+
+// maxResultsRE finds the limit in the error of a query that asked for
+// more objects than a node's QUERY_MAXIMUM_RESULTS ("query maximum
+// results exceeded: … QUERY_MAXIMUM_RESULTS '1000'").
+var maxResultsRE = regexp.MustCompile(`QUERY_MAXIMUM_RESULTS '(\d+)'`)
+
+// maxResultsRefused reports whether err is a node refusing a query for
+// asking more objects than its QUERY_MAXIMUM_RESULTS, and that limit
+// ("" when the message does not say).
+func maxResultsRefused(err error) (limit string, ok bool) {
+	if err == nil || !strings.Contains(err.Error(), "query maximum results exceeded") {
+		return "", false
+	}
+	if m := maxResultsRE.FindStringSubmatch(err.Error()); m != nil {
+		return m[1], true
+	}
+	return "", true
+}
+
+// maxResultsAdvice says what a QUERY_MAXIMUM_RESULTS of limit costs and
+// what to set instead.
+func maxResultsAdvice(limit string) string {
+	if limit == "" {
+		limit = "below " + strconv.Itoa(listLimit)
+	}
+	return fmt.Sprintf("the cluster's QUERY_MAXIMUM_RESULTS is %s, fewer objects than lore reads at once (a build lists up to %d, keyword ranking samples %d chunks): set QUERY_MAXIMUM_RESULTS=%d (Weaviate's default) on every node",
+		limit, listLimit, sampleSize, listLimit)
 }
 
 // isMissingClass tells whether err is the server saying the collection

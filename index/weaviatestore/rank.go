@@ -94,7 +94,15 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 	}
 	st.avg = smp.avg
 	var terms, common []string
-	for _, t := range q.Counted() {
+	counted := q.Counted()
+	for _, t := range q.Read {
+		// A word's camelCase parts too (PartPrefix): Rank weighs a word
+		// that no candidate says by the part's count.
+		if strings.HasPrefix(t, analysis.PartPrefix) && !slices.Contains(counted, t) {
+			counted = append(counted, t)
+		}
+	}
+	for _, t := range counted {
 		if smp.df[t] >= sampledDF {
 			common = append(common, t)
 		} else {
@@ -144,10 +152,14 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 
 // termFilter matches the chunks that hold term as the local postings
 // count it: a word in the path, the headings or the body; an identifier
-// (IdentPrefix) in the identifiers.
+// (IdentPrefix) in the identifiers; a camelCase part (PartPrefix) in the
+// parts.
 func termFilter(term string) interface{ String() string } {
 	if id, ok := strings.CutPrefix(term, analysis.IdentPrefix); ok {
 		return textIs("identifiers", id)
+	}
+	if part, ok := strings.CutPrefix(term, analysis.PartPrefix); ok {
+		return textIs("part_terms", partToken(part))
 	}
 	return or(textIs("terms", term), textIs("heading_terms", term), textIs("path_terms", term))
 }
@@ -264,8 +276,8 @@ func rank(q bm25.Query, cands []chunkObj, st termStats, k int, proximity bool) (
 		if n, ok := st.df[term]; ok {
 			return n
 		}
-		// A camelCase part: the cluster does not index them. Counted
-		// among the candidates, a lower bound (a rare word's idf).
+		// A term stats did not count (it counts every term Rank asks
+		// for): counted among the candidates, a lower bound.
 		if l := lists[term]; l != nil {
 			return len(l.List.IDs)
 		}

@@ -148,8 +148,21 @@ func (v *view) hit(c chunkObj) index.Hit {
 }
 
 // bm25Props are the properties BM25 reads, with their boosts: a heading or
-// an identifier that matches says more than the body.
-var bm25Props = []string{"terms", "heading_terms^2", "identifiers^2", "path_terms"}
+// an identifier that matches says more than the body, a camelCase part
+// less (bm25.PartWeight, as lore's scorer weighs it).
+var bm25Props = []string{"terms", "heading_terms^2", "identifiers^2", "path_terms", fmt.Sprintf("part_terms^%g", bm25.PartWeight)}
+
+// partMark starts each term of part_terms and each part a query searches
+// there: the query's text is searched in every property, and unmarked, a
+// question's word would match a part as a word and an abbreviation it is
+// searched as (conn for "connections") a text that says it as a word,
+// which the local postings keep apart (analysis.PartPrefix). No term of
+// the other properties holds it: analysis.Words and the squashed
+// identifiers are letters and digits.
+const partMark = "_"
+
+// partToken is a camelCase part as part_terms holds it.
+func partToken(part string) string { return partMark + part }
 
 // SearchVector searches by BM25 and, when vec is given and the index has
 // vectors, by vector, each for opt.Depth candidates, and fuses the two
@@ -184,7 +197,7 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		wg.Go(func() {
 			t := time.Now()
 			lexErr = r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
-				return b.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(bm25Query(q)).WithProperties(bm25Props...)).
+				return b.WithBM25((&graphql.BM25ArgumentBuilder{}).WithQuery(bm25Query(q, bq)).WithProperties(bm25Props...)).
 					WithFields(hitFields...).WithLimit(candidates(opt.Depth))
 			}, &lex)
 			res.Timings.Lexical = time.Since(t)
@@ -218,7 +231,11 @@ func (r *Reader) SearchVector(ctx context.Context, query string, vec []float32, 
 		}
 	} else {
 		// The counts did not come (a node slow or down): the cluster's
-		// own order, rather than no keyword results.
+		// own order, rather than no keyword results. A node that refuses
+		// the sample's read refuses it every time: said once.
+		if limit, ok := maxResultsRefused(statErr); ok && r.s.maxResultsSaid.CompareAndSwap(false, true) {
+			res.Notice = "weaviate: keyword results are in the cluster's own order: " + maxResultsAdvice(limit)
+		}
 		words := analysis.QueryWords(query)
 		held := map[string]bool{}
 		for _, o := range lex[:min(len(lex), opt.Depth)] {
@@ -250,7 +267,7 @@ func (r *Reader) weaviateHybrid(ctx context.Context, v *view, query, q string, v
 	t := time.Now()
 	var objs []chunkObj
 	err := r.get(ctx, func(b *graphql.GetBuilder) *graphql.GetBuilder {
-		return b.WithHybrid((&graphql.HybridArgumentBuilder{}).WithQuery(bm25Query(q)).WithVector(vec).WithAlpha(0.5).
+		return b.WithHybrid((&graphql.HybridArgumentBuilder{}).WithQuery(bm25Query(q, bm25.NewQuery(query))).WithVector(vec).WithAlpha(0.5).
 			WithFusionType(graphql.RelativeScore).WithProperties(bm25Props)).WithFields(hitFields...).WithLimit(opt.Limit)
 	}, &objs)
 	if err != nil {
@@ -299,13 +316,36 @@ func cleanQuery(q string) string {
 
 // bm25Query is the query and its identifiers as the identifiers property
 // holds them (OLLAMA_HOST → ollamahost), so that a query naming one finds
-// the chunks that hold it first.
-func bm25Query(q string) string {
-	t := analysis.TermText(q)
-	if id := analysis.IdentifierText(q); id != "" {
-		t += " " + id
+// the chunks that hold it first; then what lore's scorer also reads (bq):
+// the identifiers its plain words may be (keepalive for --keep-alive, a
+// name a table defines), and the camelCase parts each word is searched
+// among, itself and its abbreviations (partToken).
+func bm25Query(q string, bq bm25.Query) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(t)
+		}
 	}
-	return t
+	for _, t := range strings.Fields(analysis.TermText(q) + " " + analysis.IdentifierText(q)) {
+		add(t)
+	}
+	for _, t := range bq.Terms {
+		if id, ok := strings.CutPrefix(t.Term, analysis.IdentPrefix); ok && t.Word != "" {
+			add(id)
+		}
+	}
+	for _, t := range bq.Read {
+		if part, ok := strings.CutPrefix(t, analysis.PartPrefix); ok {
+			add(partToken(part))
+		}
+	}
+	return b.String()
 }
 
 // coverage is analysis.Coverage over the chunk's terms as the analyser

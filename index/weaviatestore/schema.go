@@ -24,7 +24,9 @@ type prop struct {
 // Tokenization: text and heading by words (BM25 over prose); identifiers
 // lowercased and split on whitespace only, so that the squashed forms
 // (ollamahost, execlookpath, getuserbyid) match a query's whole; paths,
-// kinds and hashes whole (filters).
+// kinds and hashes whole (filters). part_terms holds the camelCase parts
+// of the chunk's identifiers (partToken), apart from its words, as the
+// local postings keep them (analysis.PartPrefix).
 var chunkProps = []prop{
 	{"text", "text", "word", true},
 	{"heading", "text", "word", true},
@@ -32,6 +34,7 @@ var chunkProps = []prop{
 	{"terms", "text", "whitespace", true},
 	{"heading_terms", "text", "whitespace", true},
 	{"path_terms", "text", "whitespace", true},
+	{"part_terms", "text", "whitespace", true},
 	{"path", "text", "field", true},
 	{"source", "text", "field", true},
 	{"source_id", "int", "", true},

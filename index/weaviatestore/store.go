@@ -89,6 +89,9 @@ type Store struct {
 	pool   *pool
 	holder string       // this Store's name in a writer's lease
 	leases atomic.Int64 // leases taken: each writer's holder is its own
+	// maxResultsSaid: a search has said that the nodes'
+	// QUERY_MAXIMUM_RESULTS is too low (see SearchVector).
+	maxResultsSaid atomic.Bool
 
 	mu           sync.Mutex
 	writing      map[string]bool // lease holders of this Store's open Writers
@@ -498,8 +501,40 @@ func (s *Store) open(ctx context.Context, name string) (*Reader, error) {
 	}
 	r := &Reader{s: s, name: name, gen: st.Current, v: newView(st.gen(st.Current))}
 	r.chunks, r.docs, r.vectors = s.class(name, st.Current, kindChunks), s.class(name, st.Current, kindDocs), s.class(name, st.Current, kindVectors)
+	if err := s.checkFormat(ctx, name, r.chunks); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
+
+// checkFormat refuses an index whose chunks collection is not as this
+// lore creates it (schemaProblems, what `lore doctor` reports): one
+// written by an older lore lacks properties this one searches
+// (part_terms), and a search would fail on them or miss what they hold.
+// A collection that is gone or cannot be read now is left to the
+// search (a DamagedError, a node down).
+func (s *Store) checkFormat(ctx context.Context, name, chunks string) error {
+	cl, err := s.getClass(ctx, chunks)
+	if err != nil || cl == nil {
+		return nil
+	}
+	return chunksFormat(name, cl)
+}
+
+// chunksFormat is checkFormat of the chunks collection cl as read.
+func chunksFormat(name string, cl *models.Class) error {
+	if p := schemaProblems(cl, kindChunks); p != "" {
+		return formatError(fmt.Sprintf("index %q was built by another lore (collection %s: %s): run `lore index --rebuild`", name, clip(cl.Class), clip(p)))
+	}
+	return nil
+}
+
+// formatError is an index this lore cannot read or write as it is: it is
+// index.ErrOldFormat.
+type formatError string
+
+func (e formatError) Error() string        { return string(e) }
+func (e formatError) Is(target error) bool { return target == index.ErrOldFormat }
 
 // Status is name's Status. An index whose collections are gone still has
 // one: its name, sources and Damaged.

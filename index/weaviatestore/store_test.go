@@ -254,6 +254,10 @@ func TestSingleNode(t *testing.T) {
 		{"damaged meta", testDamagedMeta},
 		{"lease", testLease},
 		{"two watchers at once", testWatchRace},
+		{"a camelCase part finds a chunk", testPartFound},
+		{"a defined name finds a chunk", testDefinitionFound},
+		{"an index of the previous schema", testOldSchema},
+		{"two writers at once", testWriteRace},
 		{"remove", testRemove},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
 	} {
@@ -746,9 +750,9 @@ func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
 func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 	// The other watcher must write within the first one's pause: on a
 	// loaded machine 2 s can pass between polls.
-	settle := watchSettle
-	watchSettle = 15 * time.Second
-	t.Cleanup(func() { watchSettle = settle })
+	settle := leaseSettle
+	leaseSettle = 15 * time.Second
+	t.Cleanup(func() { leaseSettle = settle })
 	ctx := context.Background()
 	s := newStore(t, c, "Race")
 	fixture(t, s)

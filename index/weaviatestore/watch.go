@@ -24,18 +24,18 @@ import (
 // over by the watcher's own builds. The lease works as the writers' does:
 // renewed while held, taken over once it expires or its process is gone,
 // read back a moment after it is written since Weaviate has no
-// compare-and-set (watchSettle).
+// compare-and-set (leaseSettle).
 
-// watchSettle is how long a watcher waits between writing its lease and
-// reading it back. Two watchers that start at once both find no lease
-// and both write theirs; the cluster keeps the last write, but read back
-// at once each found its own and both watched. Read back after the pause,
-// both read the same, last, write, and one gives way, provided the other
-// wrote within the pause of its read: a write takes milliseconds, and a
-// replica applies it in less than the pause. A contender slower than
-// that is still caught: the lease read at every renewal names it, and
-// the one it overwrote stops.
-var watchSettle = 2 * time.Second // a var: a test widens it
+// leaseSettle is how long a watcher, or a writer (BeginWrite), waits
+// between writing its lease and reading it back. Two that start at once
+// both find no lease and both write theirs; the cluster keeps the last
+// write, but read back at once each found its own and both went on.
+// Read back after the pause, both read the same, last, write, and one
+// gives way, provided the other wrote within the pause of its read: a
+// write takes milliseconds, and a replica applies it in less than the
+// pause. A watcher slower than that is still caught: the lease read at
+// every renewal names it, and the one it overwrote stops.
+var leaseSettle = 2 * time.Second // a var: tests shorten and widen it
 
 // watchKind names the watch collection in propsOf.
 const watchKind = "Watch"
@@ -155,7 +155,7 @@ func (s *Store) Watch(ctx context.Context, name string) (index.WatchLease, error
 	if err := s.writeWatch(ctx, name, l.obj); err != nil {
 		return nil, err
 	}
-	if err := sleep(ctx, watchSettle); err != nil {
+	if err := sleep(ctx, leaseSettle); err != nil {
 		return nil, err
 	}
 	back, err := s.readWatch(ctx, name)

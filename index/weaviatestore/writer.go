@@ -165,6 +165,16 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if req.DiscardNext {
 		st.Next = "" // dropStale deletes its collections
 	}
+	if st.Next != "" {
+		// A rebuild that another lore began cannot be finished by this
+		// one when its collections are not as this one creates them:
+		// it starts over (dropStale deletes them), as resuming it would
+		// have finished it.
+		if err := s.checkFormat(ctx, req.Name, s.class(req.Name, st.Next, kindChunks)); errors.Is(err, index.ErrOldFormat) {
+			notice("the interrupted rebuild was begun by another lore: starting it over")
+			st.Next, req.Rebuild = "", true
+		}
+	}
 	var gen string
 	switch {
 	case st.Next != "":
@@ -191,6 +201,11 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 			if have == nil {
 				return nil, &index.DamagedError{Index: req.Name, Reason: "collection " + s.class(req.Name, gen, k) + " is missing from the cluster"}
 			}
+			if k == kindChunks {
+				if err := chunksFormat(req.Name, have); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	gs := st.gen(gen)
@@ -209,9 +224,13 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if err := s.writeState(ctx, st); err != nil {
 		return nil, err
 	}
-	// No compare-and-set in Weaviate: read the lease back, so that of two
-	// writers that began at once the one whose write landed second (and
-	// so lost) sees it.
+	// No compare-and-set in Weaviate: read the lease back after a pause
+	// (leaseSettle), so that of two writers that began at once the one
+	// whose write was overwritten sees it. Read back at once, each found
+	// its own lease and both wrote.
+	if err := sleep(ctx, leaseSettle); err != nil {
+		return nil, err
+	}
 	back, err := s.readState(ctx, req.Name, s.cfg.WriteConsistency)
 	if err != nil {
 		return nil, err
@@ -336,10 +355,9 @@ func (w *Writer) genState() *genState {
 	return w.st.gen(w.gen)
 }
 
-// PreviousSources are the roots a rebuild with no paths starts from.
 // analysed is a chunk's keyword properties, as lore's analyser gives
 // them (see schema.go).
-type analysed struct{ terms, headingTerms, identifiers string }
+type analysed struct{ terms, headingTerms, identifiers, partTerms string }
 
 // AnalyserVersion is the keyword analyser's version: a new one analyses
 // every document again on the next build.
@@ -355,10 +373,42 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 	f.Prepared = out
 }
 
+// analyse gives a chunk's keyword properties. The camelCase parts and
+// the names the chunk defines come from analysis.Analyze, the local
+// store's analysis of the same chunk: parts as part_terms (partToken),
+// each as often as the heading and body hold it, and defined names
+// (identifier terms the path field counts) added to identifiers, so
+// that the cluster finds and counts them as the local postings do.
 func analyse(p ingest.Chunk) analysed {
-	return analysed{analysis.TermText(p.Text), analysis.TermText(p.Heading), valid(analysis.IdentifierText(p.Heading + "\n" + p.Text))}
+	a := analysed{terms: analysis.TermText(p.Text), headingTerms: analysis.TermText(p.Heading)}
+	ids := analysis.IdentifierText(p.Heading + "\n" + p.Text)
+	have := map[string]bool{}
+	for _, id := range strings.Fields(ids) {
+		have[id] = true
+	}
+	var idb, parts strings.Builder
+	idb.WriteString(ids)
+	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text}).Terms {
+		if part, ok := strings.CutPrefix(tf.Term, analysis.PartPrefix); ok {
+			for range int(tf.Heading) + int(tf.Body) {
+				if parts.Len() > 0 {
+					parts.WriteByte(' ')
+				}
+				parts.WriteString(partToken(part))
+			}
+		} else if id, ok := strings.CutPrefix(tf.Term, analysis.IdentPrefix); ok && tf.Path > 0 && !have[id] {
+			have[id] = true
+			if idb.Len() > 0 {
+				idb.WriteByte(' ')
+			}
+			idb.WriteString(id)
+		}
+	}
+	a.identifiers, a.partTerms = valid(idb.String()), valid(parts.String())
+	return a
 }
 
+// PreviousSources are the roots a rebuild with no paths starts from.
 func (w *Writer) PreviousSources(ctx context.Context) ([]string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -653,7 +703,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 			}
 			props := map[string]any{
 				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": a.identifiers,
-				"terms": a.terms, "heading_terms": a.headingTerms, "path_terms": pathTerms,
+				"terms": a.terms, "heading_terms": a.headingTerms, "path_terms": pathTerms, "part_terms": a.partTerms,
 				"path": valid(f.Path), "source": valid(root), "source_id": f.SourceID, "doc_id": idText(did),
 				"chunk_id": idText(chunkID(f.SourceID, f.Path, i)), "ord": i, "start_line": p.Start, "end_line": p.End,
 				"chars": utf8.RuneCountInString(p.Text), "kind": valid(p.Kind), "hash": h, "version": ver,
