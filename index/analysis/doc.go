@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"path/filepath"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -11,6 +9,9 @@ type Fields struct {
 	Path    string // the file, relative to its source
 	Heading string // the breadcrumb of headings, or a code chunk's declarations
 	Body    string
+	// Kind is the file's kind as ingest reads it (ingest.FileKind): a
+	// structured one (YAML, TOML, JSON) is marked Doc.Structured.
+	Kind string
 }
 
 // A Doc is one chunk as the postings hold it: its terms with their
@@ -109,17 +110,8 @@ func Analyze(f Fields) Doc {
 	Identifiers(f.Heading, ident)
 	Identifiers(f.Body, ident)
 	d.Terms = tb.doc()
-	d.Structured = structured(f.Path)
+	d.Structured = f.Kind == "structured"
 	return d
-}
-
-// structured reports whether path names a YAML, TOML or JSON file.
-func structured(path string) bool {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".yaml", ".yml", ".toml", ".json":
-		return true
-	}
-	return false
 }
 
 // cjkRun reports whether a field of fields is a run of CJK characters

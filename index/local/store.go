@@ -15,6 +15,7 @@ import (
 
 	"github.com/lore-cli/lore/index"
 	"github.com/lore-cli/lore/index/analysis"
+	"github.com/lore-cli/lore/index/ingest"
 )
 
 // schemaVersion changes when the tables or the terms they hold change (3:
@@ -326,14 +327,14 @@ func analysedChunk(f *index.FileUpdate, i int) analysis.Doc {
 		return docs[i]
 	}
 	p := f.Chunks[i]
-	return analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
+	return analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Kind: ingest.FileKind(f.Path)})
 }
 
 // prepare analyses f's chunks for the keyword index (Writer.Prepare).
 func prepare(f *index.FileUpdate) {
 	docs := make([]analysis.Doc, len(f.Chunks))
 	for i, p := range f.Chunks {
-		docs[i] = analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text})
+		docs[i] = analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Kind: ingest.FileKind(f.Path)})
 	}
 	f.Prepared = docs
 }

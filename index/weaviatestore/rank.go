@@ -13,6 +13,7 @@ import (
 
 	"github.com/lore-cli/lore/index/analysis"
 	"github.com/lore-cli/lore/index/bm25"
+	"github.com/lore-cli/lore/index/ingest"
 	wv "github.com/weaviate/weaviate-go-client/v5/weaviate"
 	"github.com/weaviate/weaviate-go-client/v5/weaviate/graphql"
 	"golang.org/x/sync/singleflight"
@@ -218,7 +219,7 @@ func (r *Reader) readSample(ctx context.Context) (sample, error) {
 	var body, idents float64
 	df := map[string]int{}
 	for _, o := range objs {
-		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text})
+		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Kind: ingest.FileKind(o.Path)})
 		body += float64(d.BodyLen)
 		idents += float64(d.IdentsLen)
 		for _, tf := range d.Terms {
@@ -256,7 +257,7 @@ func rank(q bm25.Query, cands []chunkObj, st termStats, k int, proximity bool) (
 			continue
 		}
 		byID[id] = o
-		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text})
+		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Kind: ingest.FileKind(o.Path)})
 		ts := make(map[string]bool, len(d.Terms))
 		for _, tf := range d.Terms {
 			ts[tf.Term], held[tf.Term] = true, true

@@ -368,7 +368,7 @@ func (w *Writer) AnalyserVersion() string { return analysis.Version }
 func (w *Writer) Prepare(f *index.FileUpdate) {
 	out := make([]analysed, len(f.Chunks))
 	for i, p := range f.Chunks {
-		out[i] = analyse(p)
+		out[i] = analyse(p, ingest.FileKind(f.Path))
 	}
 	f.Prepared = out
 }
@@ -379,7 +379,7 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 // each as often as the heading and body hold it, and defined names
 // (identifier terms the path field counts) added to identifiers, so
 // that the cluster finds and counts them as the local postings do.
-func analyse(p ingest.Chunk) analysed {
+func analyse(p ingest.Chunk, kind string) analysed {
 	a := analysed{terms: analysis.TermText(p.Text), headingTerms: analysis.TermText(p.Heading)}
 	ids := analysis.IdentifierText(p.Heading + "\n" + p.Text)
 	have := map[string]bool{}
@@ -388,7 +388,7 @@ func analyse(p ingest.Chunk) analysed {
 	}
 	var idb, parts strings.Builder
 	idb.WriteString(ids)
-	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text}).Terms {
+	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Kind: kind}).Terms {
 		if part, ok := strings.CutPrefix(tf.Term, analysis.PartPrefix); ok {
 			for range int(tf.Heading) + int(tf.Body) {
 				if parts.Len() > 0 {
@@ -699,7 +699,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 			if i < len(prepared) {
 				a = prepared[i]
 			} else {
-				a = analyse(p)
+				a = analyse(p, ingest.FileKind(f.Path))
 			}
 			props := map[string]any{
 				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": a.identifiers,
