@@ -596,9 +596,30 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 		return index.Info{}, fmt.Errorf("cannot remove index %q: %w", name, err)
 	}
 	// Held from here on, so that no build begins while confirm asks.
-	st.LockHolder, st.LockExpires = s.newHolder(), time.Now().Add(leaseTTL).UnixMilli()
+	holder := s.newHolder()
+	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
 		return index.Info{}, err
+	}
+	// Read back after the pause, as BeginWrite does: a build that began
+	// at the same time and wrote its lease last goes on, and this gives
+	// way rather than delete the collections under it.
+	if err := sleep(ctx, leaseSettle); err != nil {
+		return index.Info{}, err
+	}
+	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
+	if err != nil {
+		return index.Info{}, err
+	}
+	if back == nil {
+		return index.Info{}, fmt.Errorf("%w %q: another lore removed it at the same time", index.ErrNoIndex, name)
+	}
+	if back.LockHolder != holder {
+		other := "another lore"
+		if back.LockHolder != "" {
+			other = clip(back.LockHolder)
+		}
+		return index.Info{}, fmt.Errorf("cannot remove index %q: %w: %s began writing it at the same time", name, index.ErrLocked, other)
 	}
 	in := s.info(ctx, st)
 	if confirm != nil {

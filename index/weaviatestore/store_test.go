@@ -259,6 +259,8 @@ func TestSingleNode(t *testing.T) {
 		{"an index of the previous schema", testOldSchema},
 		{"two writers at once", testWriteRace},
 		{"remove", testRemove},
+		{"a writer whose lease was taken over", testLeaseTakenOver},
+		{"remove and a build at once", testRemoveRace},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, c) })
@@ -797,5 +799,125 @@ func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 	}
 	if (res.err == nil) == otherWatches {
 		t.Errorf("first watcher holds the lease: %v, the other: %v; want exactly one", res.err == nil, otherWatches)
+	}
+}
+
+// testLeaseTakenOver: a writer whose renewals failed until its lease
+// lapsed (the process paused, the cluster out of reach), and whose index
+// another lore then took over, must not take it back at its next
+// renewal, nor write anything more: two builds would write one index.
+func testLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
+	renew := leaseRenew
+	leaseRenew = 100 * time.Millisecond
+	t.Cleanup(func() { leaseRenew = renew })
+	ctx := context.Background()
+	s := newStore(t, c, "Lapse")
+	src := fixture(t, s)
+	w := begin(t, s, "docs", false)
+	other := newStore(t, c, "Lapse")
+	st, err := other.readState(ctx, "docs", Quorum)
+	if err != nil || st == nil || st.LockHolder != w.holder {
+		t.Fatalf("the record while w writes: %+v %v", st, err)
+	}
+	// What the other lore writes on finding w's lease expired.
+	mine := other.newHolder()
+	st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	if err := other.writeState(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	// Until w's next renewal has run: it either gave way or wrote itself
+	// back over the other's lease.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		w.mu.Lock()
+		lost := w.lostTo != ""
+		w.mu.Unlock()
+		if lost {
+			break
+		}
+		if back, err := other.readState(ctx, "docs", Quorum); err == nil && back != nil && back.LockHolder != mine {
+			t.Fatalf("w's renewal took the lease back from the lore that took the index over (holder %q)", back.LockHolder)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("w never renewed its lease")
+		}
+	}
+	err = w.WriteFiles(ctx, []index.FileUpdate{fileUpdate(src.ID, "user.go", chUser)})
+	if !errors.Is(err, index.ErrLocked) || !strings.Contains(err.Error(), "took the index over") || !strings.Contains(err.Error(), "run the command again") {
+		t.Errorf("a write after the lease was taken over: %v, want ErrLocked telling to run the command again", err)
+	}
+	if err := w.SetMeta(ctx, "k", "v"); !errors.Is(err, index.ErrLocked) {
+		t.Errorf("SetMeta after the lease was taken over: %v, want ErrLocked", err)
+	}
+	if _, _, err := w.Publish(ctx, index.PublishOptions{}); !errors.Is(err, index.ErrLocked) {
+		t.Errorf("Publish after the lease was taken over: %v, want ErrLocked", err)
+	}
+	w.Close()
+	back, err := other.readState(ctx, "docs", Quorum)
+	if err != nil || back == nil || back.LockHolder != mine {
+		t.Errorf("the other lore's lease is gone: %+v %v", back, err)
+	}
+	if r := open(t, s, "docs"); chunkCount(t, r) != 4 {
+		t.Errorf("the index holds %d chunks after the writer that lost its lease, want the fixture's 4", chunkCount(t, r))
+	}
+}
+
+// testRemoveRace: `lore index rm` and a build that began at the same
+// time (another process, played here step by step) both found no lease
+// and wrote theirs, the build's last. The build read its own back and
+// went on while rm asked for confirmation; then rm deleted the index
+// under it. Exactly one of them must go on.
+func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "RmRace")
+	fixture(t, s)
+	// The build must write within rm's pause: on a loaded machine 2 s
+	// can pass between polls.
+	settle := leaseSettle
+	leaseSettle = 15 * time.Second
+	t.Cleanup(func() { leaseSettle = settle })
+	other := newStore(t, c, "RmRace")
+	seen, err := other.readState(ctx, "docs", Quorum)
+	if err != nil || seen == nil || seen.LockHolder != "" {
+		t.Fatalf("the record before anyone writes: %+v %v", seen, err)
+	}
+	buildDone := make(chan struct{})
+	removed := make(chan error, 1)
+	go func() {
+		_, err := s.Remove(ctx, "docs", func(index.Info) error {
+			<-buildDone // the user answers after the build read its lease back
+			return nil
+		})
+		removed <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if st, err := other.readState(ctx, "docs", Quorum); err == nil && st != nil && st.LockHolder != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("rm never wrote its lease")
+		}
+	}
+	mine := other.newHolder()
+	seen.LockHolder, seen.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	if err := other.writeState(ctx, seen); err != nil {
+		t.Fatal(err)
+	}
+	back, err := other.readState(ctx, "docs", Quorum)
+	close(buildDone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := back != nil && back.LockHolder == mine
+	err = <-removed
+	if err != nil && !errors.Is(err, index.ErrLocked) {
+		t.Errorf("rm: %v, want ErrLocked or the removal", err)
+	}
+	if (err == nil) == builds {
+		t.Errorf("rm removed the index: %v, the build holds its lease: %v; want exactly one", err == nil, builds)
+	}
+	if builds {
+		if st, err := other.readState(ctx, "docs", Quorum); err != nil || st == nil || st.LockHolder != mine {
+			t.Errorf("the index the build holds: %+v %v", st, err)
+		}
 	}
 }

@@ -34,11 +34,13 @@ import (
 // A writer's lease: held in the index's meta object, renewed while the
 // Writer is open, given back by Close. A writer killed without Close
 // leaves it until it expires, unless it ran on this machine and its
-// process is gone (then it is taken over at once).
-const (
-	leaseTTL   = 2 * time.Minute
-	leaseRenew = 30 * time.Second
-)
+// process is gone (then it is taken over at once). A writer whose
+// renewals failed until its lease lapsed (a laptop asleep, the cluster
+// out of reach) and another lore took it over finds out at its next
+// renewal and writes nothing more (see renew).
+const leaseTTL = 2 * time.Minute
+
+var leaseRenew = 30 * time.Second // a var: tests shorten it
 
 // newHolder names one lease: two builds of one index in one process (lore
 // serve or mcp with writes allowed) are refused as two processes are.
@@ -106,8 +108,9 @@ type Writer struct {
 	chunks, docs, vectors string
 	notice                func(string)
 	inherited             bool       // the generation held writes no Publish checked when this one began
-	mu                    sync.Mutex // st: the lease renewal writes it beside the build
+	mu                    sync.Mutex // st, lostTo: the lease renewal writes it beside the build
 	st                    *state
+	lostTo                string               // who took the lease over, "" while it is held: nothing is written after
 	cache                 map[string][]float32 // vectors PutVectors stored in this run, until used
 	orphans               map[string]bool      // hashes whose vectors may be unused now (see gcVectors); under mu
 	written               map[int64]docObj     // documents this run wrote, for verify
@@ -269,6 +272,10 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 // Next names: what a Publish cut short after its flip left behind.
 func (w *Writer) dropStale(ctx context.Context) error {
 	w.mu.Lock()
+	if err := w.lostErr(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
 	var stale []string
 	for g := range w.st.Gens {
 		if g != w.st.Current && g != w.st.Next {
@@ -284,7 +291,7 @@ func (w *Writer) dropStale(ctx context.Context) error {
 		}
 		w.mu.Lock()
 		delete(w.st.Gens, g)
-		err := w.s.writeState(ctx, w.st)
+		err := w.writeState(ctx)
 		w.mu.Unlock()
 		if err != nil {
 			return err
@@ -293,7 +300,9 @@ func (w *Writer) dropStale(ctx context.Context) error {
 	return nil
 }
 
-// renew extends the lease until Close.
+// renew extends the lease until Close, or until it finds the lease taken
+// over: then it stops, and every later write of the Writer fails
+// (lostErr), as a watcher that lost its lease stops (watchLease.write).
 func (w *Writer) renew() {
 	defer close(w.stopped)
 	t := time.NewTicker(leaseRenew)
@@ -303,16 +312,62 @@ func (w *Writer) renew() {
 		case <-w.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), w.s.cfg.Timeout)
 			w.mu.Lock()
-			w.st.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
 			// A failed renewal is tried again at the next tick; the lease
-			// outlives two misses.
-			w.s.writeState(ctx, w.st)
+			// outlives three misses.
+			w.renewOnce()
+			lost := w.lostTo != ""
 			w.mu.Unlock()
-			cancel()
+			if lost {
+				return
+			}
 		}
 	}
+}
+
+// renewOnce reads the lease back and, still this writer's, writes it with
+// a new expiry; under mu. Written blind, a lease that lapsed and was taken
+// over would be taken back, and two builds would write one index.
+func (w *Writer) renewOnce() {
+	ctx, cancel := context.WithTimeout(context.Background(), w.s.cfg.Timeout)
+	defer cancel()
+	back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency)
+	if err != nil {
+		return
+	}
+	if back == nil || back.LockHolder != w.holder {
+		w.lostTo = "another lore"
+		if back != nil && back.LockHolder != "" {
+			w.lostTo = "another lore (" + clip(back.LockHolder) + ")"
+		}
+		return
+	}
+	w.st.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
+	w.s.writeState(ctx, w.st)
+}
+
+// lostErr is ErrLocked once the lease was found taken over; under mu.
+func (w *Writer) lostErr() error {
+	if w.lostTo == "" {
+		return nil
+	}
+	return fmt.Errorf("index %q: %w: %s took the index over after this run's lease lapsed (not renewed in time): run the command again",
+		w.name, index.ErrLocked, w.lostTo)
+}
+
+// held is lostErr for the writes that do not hold mu.
+func (w *Writer) held() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lostErr()
+}
+
+// writeState writes the meta object unless the lease was lost; under mu.
+func (w *Writer) writeState(ctx context.Context) error {
+	if err := w.lostErr(); err != nil {
+		return err
+	}
+	return w.s.writeState(ctx, w.st)
 }
 
 // Close gives the lease back.
@@ -330,6 +385,9 @@ func (w *Writer) Close() error {
 		defer cancel()
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		if w.lostTo != "" {
+			return
+		}
 		// A writer whose lease lapsed (renewals failed for two minutes)
 		// and was taken over must not write its state over the other's.
 		if back, err := w.s.readState(ctx, w.name, w.s.cfg.WriteConsistency); err == nil && back != nil && back.LockHolder != w.holder {
@@ -345,8 +403,11 @@ func (w *Writer) Close() error {
 func (w *Writer) setState(ctx context.Context, fn func(st *state)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.lostErr(); err != nil {
+		return err
+	}
 	fn(w.st)
-	return w.s.writeState(ctx, w.st)
+	return w.writeState(ctx)
 }
 
 func (w *Writer) genState() *genState {
@@ -568,6 +629,9 @@ func (w *Writer) PutVectors(ctx context.Context, hashes []string, vecs [][]float
 	if len(hashes) != len(vecs) {
 		return fmt.Errorf("PutVectors: %d hashes, %d vectors", len(hashes), len(vecs))
 	}
+	if err := w.held(); err != nil {
+		return err
+	}
 	objs := make([]*models.Object, 0, len(hashes))
 	seen := map[string]bool{}
 	for i, h := range hashes {
@@ -669,6 +733,9 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	if len(files) == 0 {
 		return nil
 	}
+	if err := w.held(); err != nil {
+		return err
+	}
 	var hashes []string
 	for _, f := range files {
 		for _, p := range f.Chunks {
@@ -736,7 +803,16 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 	if err := w.s.insert(ctx, "write chunks", chunkObjs, nil); err != nil {
 		return err
 	}
+	// The lease may have been found lost while the chunks went in: stop
+	// before deleting or recording anything (the other run writes these
+	// files itself).
+	if err := w.held(); err != nil {
+		return err
+	}
 	if err := w.dropOtherVersions(ctx, keep); err != nil {
+		return err
+	}
+	if err := w.held(); err != nil {
 		return err
 	}
 	if err := w.s.insert(ctx, "write documents", docObjs, nil); err != nil {
@@ -785,7 +861,7 @@ func (w *Writer) notePending(ctx context.Context, files []index.FileUpdate, pend
 	if !changed {
 		return nil
 	}
-	return w.s.writeState(ctx, w.st)
+	return w.writeState(ctx)
 }
 
 // listLimit is the most objects one query returns (the server's
@@ -864,6 +940,9 @@ func (w *Writer) dropOtherVersions(ctx context.Context, keep map[int64]string) e
 
 // TouchFiles refreshes the stat info of files whose bytes did not change.
 func (w *Writer) TouchFiles(ctx context.Context, files []index.FileUpdate) error {
+	if err := w.held(); err != nil {
+		return err
+	}
 	now := strconv.FormatInt(time.Now().UnixNano(), 10)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(batchWorkers)
@@ -898,6 +977,9 @@ func (w *Writer) TouchFiles(ctx context.Context, files []index.FileUpdate) error
 // RemoveDocuments drops documents (by DocState.ID) and their chunks.
 func (w *Writer) RemoveDocuments(ctx context.Context, ids []int64) error {
 	for i := 0; i < len(ids); i += idGroup {
+		if err := w.held(); err != nil {
+			return err
+		}
 		group := ids[i:min(i+idGroup, len(ids))]
 		// Their hashes first, for gcVectors (a listing too long to hold
 		// leaves some vectors behind: harmless).
@@ -940,6 +1022,9 @@ func (w *Writer) Remember(ctx context.Context, r index.Remembered) error {
 // cost follows what the build changed, not the size of the index (but
 // for a pass over the document records after a build cut short).
 func (w *Writer) Publish(ctx context.Context, p index.PublishOptions) (files, chunks int, err error) {
+	if err := w.held(); err != nil {
+		return 0, 0, err
+	}
 	if files, err = w.verify(ctx); err != nil {
 		return 0, 0, err
 	}
@@ -1080,6 +1165,9 @@ func (w *Writer) verify(ctx context.Context) (files int, err error) {
 		return files, nil
 	}
 	sort.Strings(names)
+	if err := w.held(); err != nil {
+		return 0, err
+	}
 	for i := 0; i < len(short); i += idGroup {
 		if err := w.s.deleteWhere(ctx, "forget short documents", w.docs, idsIn("doc_id", short[i:min(i+idGroup, len(short))])); err != nil {
 			return 0, err
@@ -1154,6 +1242,9 @@ func (w *Writer) gcVectors(ctx context.Context, progress func(string, int, int))
 				unused = append(unused, vectorUUID(h))
 			}
 		}
+	}
+	if err := w.held(); err != nil {
+		return err
 	}
 	for i := 0; i < len(unused); i += idGroup {
 		if err := w.s.deleteWhere(ctx, "drop unused vectors", w.vectors, idIn(unused[i:min(i+idGroup, len(unused))])); err != nil {
