@@ -76,14 +76,20 @@ func testPartFound(t *testing.T, c *weaviatetest.Cluster) {
 	for i := range 30 {
 		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("# Note %d\n\nThe max is %d, and max again: max.\n", i, i)
 	}
-	loc, wv := buildBoth(t, c, "Parts", files)
-	const q = "max idle connections"
-	l, w := rankOf(t, loc, q, "pool.go"), rankOf(t, wv, q, "pool.go")
+	sameRank(t, c, "Parts", files, "max idle connections", "pool.go")
+}
+
+// sameRank builds files in both stores and checks that path ranks for q
+// on the cluster where it ranks locally (and that it ranks locally).
+func sameRank(t *testing.T, c *weaviatetest.Cluster, class string, files map[string]string, q, path string) {
+	t.Helper()
+	loc, wv := buildBoth(t, c, class, files)
+	l, w := rankOf(t, loc, q, path), rankOf(t, wv, q, path)
 	if l == 0 {
-		t.Fatalf("the local store does not find pool.go for %q: the test is wrong", q)
+		t.Fatalf("the local store does not find %s for %q: the test is wrong", path, q)
 	}
 	if w != l {
-		t.Errorf("pool.go for %q: rank %d on the cluster, %d locally (0: not in the first five)", q, w, l)
+		t.Errorf("%s for %q: rank %d on the cluster, %d locally (0: not in the first five)", path, q, w, l)
 	}
 }
 
@@ -97,15 +103,7 @@ func testDefinitionFound(t *testing.T, c *weaviatetest.Cluster) {
 	for i := range 20 {
 		files[fmt.Sprintf("guide/g%02d.md", i)] = fmt.Sprintf("# Guide %d\n\nA backup before you upgrade: the backup is the backup of step %d.\n", i, i)
 	}
-	loc, wv := buildBoth(t, c, "Defs", files)
-	const q = "backup"
-	l, w := rankOf(t, loc, q, "reference.md"), rankOf(t, wv, q, "reference.md")
-	if l == 0 {
-		t.Fatalf("the local store does not find reference.md for %q: the test is wrong", q)
-	}
-	if w != l {
-		t.Errorf("reference.md for %q: rank %d on the cluster, %d locally (0: not in the first five)", q, w, l)
-	}
+	sameRank(t, c, "Defs", files, "backup", "reference.md")
 }
 
 // testOldSchema: an index written by a lore whose chunks had no
