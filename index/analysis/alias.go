@@ -10,7 +10,7 @@ import (
 // conns stems to conn, not to connect. A question's word is also searched
 // among camelCase parts as its other forms (Aliases). Only as parts: as
 // words too (repo in prose for "repository") it moved no public set and
-// cost the docker set a little (docs/indexing.md). Aliases are
+// cost the docker set a little (docs/ranking.md). Aliases are
 // looked up by stem, so an abbreviation whose word's stem other common
 // words share is not here: spec for specif is also "specific", ref for
 // refer, app for applic ("applicable"), info for inform, exec for execut

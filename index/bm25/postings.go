@@ -26,8 +26,8 @@ type Params struct {
 	// words shares a rare word or two with many chunks by chance (a
 	// "monorepo", a "huge" number of groups) and most of its words with
 	// the one that answers it. At full idf the rare word alone outranked
-	// the answer; idf^0.7 lifted MRR@5 on every public set (docs/indexing.md,
-	// "Keyword ranking"). It is applied at query time: no index changes.
+	// the answer; idf^0.7 lifted MRR@5 on every public set
+	// (docs/ranking.md). It is applied at query time: no index changes.
 	IDFPower float64
 }
 
@@ -45,7 +45,7 @@ type Field struct{ W, B float64 }
 // small sections are joined into chunks of up to half of chunk-size: with
 // 0.5 a long joined chunk that says a query word once in passing kept
 // outranking the short section about it (measured per setting in
-// docs/indexing.md, "Keyword ranking").
+// docs/ranking.md).
 var DefaultParams = Params{
 	K1:      1.2,
 	Path:    Field{W: 1, B: 0},
@@ -56,7 +56,7 @@ var DefaultParams = Params{
 	// plain-English question without explaining them: at full weight
 	// they took 8 of the top-3 places of the Prometheus set once its
 	// docs/ held the project's OpenAPI spec and config samples, at half
-	// weight 1 (docs/indexing.md). A question naming a key still finds
+	// weight 1 (docs/ranking.md). A question naming a key still finds
 	// it by its identifier.
 	Structured: 0.5,
 	IDFPower:   0.7,

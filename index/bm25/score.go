@@ -20,8 +20,7 @@ import (
 // keyword only, 0.125 to 0.5 all lifted Prometheus MRR@5 0.688 → 0.702;
 // on the Go set 0.125 to 0.35 lifted MRR@5 0.496 → 0.502..0.504, 0.5 lost
 // 0.002, 0.75 and 1 lost 2 and 4 answers from the top 5 (code chunks full
-// of identifiers began to match plain words); docs/indexing.md, "Keyword
-// ranking".
+// of identifiers began to match plain words); docs/ranking.md.
 const PartWeight = 0.25
 
 // ProximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
