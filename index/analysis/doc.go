@@ -9,9 +9,9 @@ type Fields struct {
 	Path    string // the file, relative to its source
 	Heading string // the breadcrumb of headings, or a code chunk's declarations
 	Body    string
-	// Kind is the file's kind as ingest reads it (ingest.FileKind): a
-	// structured one (YAML, TOML, JSON) is marked Doc.Structured.
-	Kind string
+	// Structured is a chunk of a YAML, TOML or JSON file
+	// (ingest.Structured): it is marked Doc.Structured.
+	Structured bool
 }
 
 // A Doc is one chunk as the postings hold it: its terms with their
@@ -110,7 +110,7 @@ func Analyze(f Fields) Doc {
 	Identifiers(f.Heading, ident)
 	Identifiers(f.Body, ident)
 	d.Terms = tb.doc()
-	d.Structured = f.Kind == "structured"
+	d.Structured = f.Structured
 	return d
 }
 

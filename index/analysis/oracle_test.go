@@ -160,7 +160,7 @@ func oracleAnalyze(f Fields) Doc {
 	})
 	oracleFields(f.Body, func(w string) { field(w, func(tf *TermFreq) *uint8 { return &tf.Body }, true) })
 	Identifiers(f.Heading+"\n"+f.Body, func(id string) { inc(&term(IdentPrefix + id).Idents); d.IdentsLen++ })
-	d.Structured = f.Kind == "structured"
+	d.Structured = f.Structured
 	return d
 }
 
@@ -207,7 +207,7 @@ func sameAsOracle(t *testing.T, s string) {
 	if got, want := collect(cjkTerms, s), collect(oracleCJKTerms, s); cjkRun2(s) && !slices.Equal(got, want) {
 		t.Fatalf("cjkTerms(%q) = %q, oracle %q", s, got, want)
 	}
-	for _, f := range []Fields{{Body: s}, {Path: s, Heading: s, Body: s}, {Heading: "使用" + s, Body: s + " " + s}, {Body: s, Kind: "structured"}} {
+	for _, f := range []Fields{{Body: s}, {Path: s, Heading: s, Body: s}, {Heading: "使用" + s, Body: s + " " + s}, {Body: s, Structured: true}} {
 		got, want := Analyze(f), oracleAnalyze(f)
 		if !slices.Equal(got.Terms, want.Terms) || got.BodyLen != want.BodyLen || got.IdentsLen != want.IdentsLen {
 			t.Fatalf("Analyze(%+v) =\n%+v\noracle\n%+v", f, got, want)

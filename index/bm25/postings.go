@@ -26,8 +26,8 @@ type Params struct {
 	// words shares a rare word or two with many chunks by chance (a
 	// "monorepo", a "huge" number of groups) and most of its words with
 	// the one that answers it. At full idf the rare word alone outranked
-	// the answer; idf^0.7 lifted MRR@5 on every public set
-	// (docs/ranking.md). It is applied at query time: no index changes.
+	// the answer; idf^0.7 lifted MRR@5 on four of the five public sets
+	// and cost the fifth 0.002 (docs/ranking.md). It is applied at query time: no index changes.
 	IDFPower float64
 }
 

@@ -353,7 +353,7 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 }
 
 func analyse(path string, c ingest.Chunk) map[string]int {
-	d := analysis.Analyze(analysis.Fields{Path: path, Heading: c.Heading, Body: c.Text, Kind: ingest.FileKind(path)})
+	d := analysis.Analyze(analysis.Fields{Path: path, Heading: c.Heading, Body: c.Text, Structured: ingest.Structured(path)})
 	out := make(map[string]int, len(d.Terms))
 	for _, t := range d.Terms {
 		out[t.Term] = int(t.Path) + int(t.Heading) + int(t.Body) + int(t.Idents)

@@ -35,6 +35,10 @@ const (
 var fileKinds = map[fileType]string{typeMarkdown: "markdown", typeMDX: "markdown", typeText: "text", typeRST: "text",
 	typeHTML: "html", typeCode: "code", typePDF: "pdf", typeStructured: "structured"}
 
+// Structured reports whether a file of this name is YAML, TOML or JSON:
+// keys and values, which keyword ranking weighs apart from prose.
+func Structured(name string) bool { return typeOf(name) == typeStructured }
+
 // FileKind is the kind of chunking a file of this name goes through:
 // markdown, text, html, code, pdf or structured; "" when lore does not index it.
 func FileKind(name string) string { return fileKinds[typeOf(name)] }

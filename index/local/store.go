@@ -327,14 +327,14 @@ func analysedChunk(f *index.FileUpdate, i int) analysis.Doc {
 		return docs[i]
 	}
 	p := f.Chunks[i]
-	return analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Kind: ingest.FileKind(f.Path)})
+	return analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Structured: ingest.Structured(f.Path)})
 }
 
 // prepare analyses f's chunks for the keyword index (Writer.Prepare).
 func prepare(f *index.FileUpdate) {
 	docs := make([]analysis.Doc, len(f.Chunks))
 	for i, p := range f.Chunks {
-		docs[i] = analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Kind: ingest.FileKind(f.Path)})
+		docs[i] = analysis.Analyze(analysis.Fields{Path: f.Path, Heading: p.Heading, Body: p.Text, Structured: ingest.Structured(f.Path)})
 	}
 	f.Prepared = docs
 }
