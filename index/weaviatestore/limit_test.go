@@ -30,7 +30,7 @@ func TestQueryMaximumResultsTooLow(t *testing.T) {
 	if len(res.Hits) == 0 || res.Hits[0].Path != "guide/setup.md" {
 		t.Errorf("keyword results in the cluster's order: %v", texts(res.Hits))
 	}
-	if !strings.Contains(res.Notice, "QUERY_MAXIMUM_RESULTS=10000") || !strings.Contains(res.Notice, "1000") || strings.Contains(res.Notice, "\n") {
+	if !strings.Contains(res.Notice, "QUERY_MAXIMUM_RESULTS=10000") || !strings.Contains(res.Notice, "is 1000,") || strings.Contains(res.Notice, "\n") {
 		t.Errorf("the first search's notice: %q; want one line naming QUERY_MAXIMUM_RESULTS=10000 and the node's 1000", res.Notice)
 	}
 	if again := search(t, r, "OLLAMA_HOST", nil, index.SearchOptions{Limit: 2}); again.Notice != "" {
@@ -42,5 +42,13 @@ func TestQueryMaximumResultsTooLow(t *testing.T) {
 	}
 	if len(h.Settings) != 1 || !strings.Contains(h.Settings[0], "QUERY_MAXIMUM_RESULTS=10000") {
 		t.Errorf("Health.Settings: %q; want QUERY_MAXIMUM_RESULTS=10000", h.Settings)
+	}
+	// A refresh that replaces a file lists its old chunks: refused, and
+	// the error names the setting, not only lore doctor.
+	w := begin(t, s, "docs", false)
+	defer w.Close()
+	err = w.WriteFiles(ctx, []index.FileUpdate{fileUpdate(1, "guide/setup.md", chGarden)})
+	if err == nil || !strings.Contains(err.Error(), "QUERY_MAXIMUM_RESULTS=10000") {
+		t.Errorf("a refresh under the low limit: %v; want an error naming QUERY_MAXIMUM_RESULTS=10000", err)
 	}
 }

@@ -219,7 +219,7 @@ func (r *Reader) readSample(ctx context.Context) (sample, error) {
 	var body, idents float64
 	df := map[string]int{}
 	for _, o := range objs {
-		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Kind: ingest.FileKind(o.Path)})
+		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Structured: ingest.Structured(o.Path)})
 		body += float64(d.BodyLen)
 		idents += float64(d.IdentsLen)
 		for _, tf := range d.Terms {
@@ -257,7 +257,7 @@ func rank(q bm25.Query, cands []chunkObj, st termStats, k int, proximity bool) (
 			continue
 		}
 		byID[id] = o
-		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Kind: ingest.FileKind(o.Path)})
+		d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Structured: ingest.Structured(o.Path)})
 		ts := make(map[string]bool, len(d.Terms))
 		for _, tf := range d.Terms {
 			ts[tf.Term], held[tf.Term] = true, true

@@ -355,7 +355,7 @@ func coverage(words []analysis.QueryWord, o chunkObj, held map[string]bool) floa
 	if len(words) == 0 {
 		return 0
 	}
-	d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Kind: ingest.FileKind(o.Path)})
+	d := analysis.Analyze(analysis.Fields{Path: o.Path, Heading: o.Heading, Body: o.Text, Structured: ingest.Structured(o.Path)})
 	terms := make(map[string]bool, len(d.Terms))
 	for _, t := range d.Terms {
 		terms[t.Term] = true

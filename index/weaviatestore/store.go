@@ -190,9 +190,13 @@ func (s *Store) Close() error { return nil }
 type opError struct {
 	what string
 	err  error
+	fix  string // what to do, when lore knows; else lore doctor tells
 }
 
 func (e *opError) Error() string {
+	if e.fix != "" {
+		return "weaviate: " + e.what + ": " + oneLine(e.err) + ": " + e.fix
+	}
 	return "weaviate: " + e.what + ": " + oneLine(e.err) + " (see `lore doctor` for the cluster's state)"
 }
 func (e *opError) Unwrap() error { return e.err }
@@ -207,7 +211,11 @@ func (s *Store) wrap(err error, what string) error {
 	case errors.As(err, &ue), errors.Is(err, context.Canceled), errors.Is(err, ErrNoQuorum):
 		return err
 	}
-	return &opError{what, err}
+	if limit, ok := maxResultsRefused(err); ok {
+		// The fix is a setting on every node: say which.
+		return &opError{what, err, maxResultsAdvice(limit)}
+	}
+	return &opError{what: what, err: err}
 }
 
 func (s *Store) endpoints() string {
@@ -604,29 +612,20 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	// Read back after the pause, as BeginWrite does: a build that began
 	// at the same time and wrote its lease last goes on, and this gives
 	// way rather than delete the collections under it.
-	if err := sleep(ctx, leaseSettle); err != nil {
-		return index.Info{}, err
-	}
-	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
-	if err != nil {
-		return index.Info{}, err
-	}
-	if back == nil {
-		return index.Info{}, fmt.Errorf("%w %q: another lore removed it at the same time", index.ErrNoIndex, name)
-	}
-	if back.LockHolder != holder {
-		other := "another lore"
-		if back.LockHolder != "" {
-			other = clip(back.LockHolder)
-		}
-		return index.Info{}, fmt.Errorf("cannot remove index %q: %w: %s began writing it at the same time", name, index.ErrLocked, other)
+	if err := s.settleLease(ctx, name, holder); err != nil {
+		return index.Info{}, lockedWrap(err, "cannot remove index %q: %w", name)
 	}
 	in := s.info(ctx, st)
 	if confirm != nil {
 		if err := confirm(in); err != nil {
-			st.LockHolder, st.LockExpires = "", 0
-			s.writeState(context.WithoutCancel(ctx), st)
+			s.giveBack(ctx, name, holder)
 			return in, err
+		}
+		// The lease is not renewed while confirm waits: one that lapsed
+		// meanwhile may be a build's now, and its collections are not
+		// this removal's to delete.
+		if err := s.stillHeld(ctx, name, holder); err != nil {
+			return in, lockedWrap(err, "cannot remove index %q: %w", name)
 		}
 	}
 	gens := map[string]bool{st.Current: true, st.Next: true}
@@ -651,6 +650,65 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 		}
 	}
 	return in, nil
+}
+
+// settleLease reads back, after leaseSettle, the lease holder wrote in
+// name's meta object: Weaviate has no compare-and-set, and of two that
+// began at once (two builds, a build and a removal) the one whose write
+// was overwritten finds out here. Read back at once, each found its own
+// lease and both went on; after the pause both read the last write. When
+// the pause or the read fails (Ctrl+C, a cancelled batch), the lease is
+// given back: left, it would refuse every other machine for leaseTTL.
+func (s *Store) settleLease(ctx context.Context, name, holder string) error {
+	err := sleep(ctx, leaseSettle)
+	if err == nil {
+		err = s.stillHeld(ctx, name, holder)
+	}
+	if err != nil && !errors.Is(err, index.ErrLocked) && !errors.Is(err, index.ErrNoIndex) {
+		s.giveBack(ctx, name, holder)
+	}
+	return err
+}
+
+// stillHeld is nil while holder holds name's lease, and otherwise says who
+// does (ErrLocked) or that the index is gone (ErrNoIndex).
+func (s *Store) stillHeld(ctx context.Context, name, holder string) error {
+	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
+	switch {
+	case err != nil:
+		return err
+	case back == nil:
+		return fmt.Errorf("%w %q: another lore removed it at the same time", index.ErrNoIndex, name)
+	case back.LockHolder != holder:
+		other := "another lore"
+		if back.LockHolder != "" {
+			other = clip(back.LockHolder)
+		}
+		return fmt.Errorf("%w: %s began writing it at the same time", index.ErrLocked, other)
+	}
+	return nil
+}
+
+// lockedWrap names the index in an ErrLocked error (format takes the name
+// and the error); other errors name it already, or need not.
+func lockedWrap(err error, format, name string) error {
+	if errors.Is(err, index.ErrLocked) {
+		return fmt.Errorf(format, name, err)
+	}
+	return err
+}
+
+// giveBack clears name's lease if holder still holds it, on a context of
+// its own: the caller's may be the one that was cancelled.
+func (s *Store) giveBack(ctx context.Context, name, holder string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	defer cancel()
+	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
+	if err != nil || back == nil || back.LockHolder != holder {
+		return
+	}
+	back.LockHolder, back.LockExpires = "", 0
+	s.writeState(ctx, back)
 }
 
 // removeDamaged removes an index whose meta object lore cannot read, so

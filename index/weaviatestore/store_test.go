@@ -828,10 +828,7 @@ func testLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
 	// Until w's next renewal has run: it either gave way or wrote itself
 	// back over the other's lease.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		w.mu.Lock()
-		lost := w.lostTo != ""
-		w.mu.Unlock()
-		if lost {
+		if w.lostTo.Load() != nil {
 			break
 		}
 		if back, err := other.readState(ctx, "docs", Quorum); err == nil && back != nil && back.LockHolder != mine {

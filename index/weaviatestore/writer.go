@@ -108,13 +108,13 @@ type Writer struct {
 	chunks, docs, vectors string
 	notice                func(string)
 	inherited             bool       // the generation held writes no Publish checked when this one began
-	mu                    sync.Mutex // st, lostTo: the lease renewal writes it beside the build
+	mu                    sync.Mutex // st: the lease renewal writes it beside the build
 	st                    *state
-	lostTo                string               // who took the lease over, "" while it is held: nothing is written after
-	cache                 map[string][]float32 // vectors PutVectors stored in this run, until used
-	orphans               map[string]bool      // hashes whose vectors may be unused now (see gcVectors); under mu
-	written               map[int64]docObj     // documents this run wrote, for verify
-	recorded              map[int64]string     // the version each document's record had when Documents read it
+	lostTo                atomic.Pointer[string] // who took the lease over, nil while it is held: nothing is written after
+	cache                 map[string][]float32   // vectors PutVectors stored in this run, until used
+	orphans               map[string]bool        // hashes whose vectors may be unused now (see gcVectors); under mu
+	written               map[int64]docObj       // documents this run wrote, for verify
+	recorded              map[int64]string       // the version each document's record had when Documents read it
 	stop, stopped         chan struct{}
 	closeOnce             sync.Once
 	// deferVectors: chunks whose vectors are not there are written
@@ -227,23 +227,8 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	if err := s.writeState(ctx, st); err != nil {
 		return nil, err
 	}
-	// No compare-and-set in Weaviate: read the lease back after a pause
-	// (leaseSettle), so that of two writers that began at once the one
-	// whose write was overwritten sees it. Read back at once, each found
-	// its own lease and both wrote.
-	if err := sleep(ctx, leaseSettle); err != nil {
-		return nil, err
-	}
-	back, err := s.readState(ctx, req.Name, s.cfg.WriteConsistency)
-	if err != nil {
-		return nil, err
-	}
-	if back == nil || back.LockHolder != holder {
-		holder := "another writer"
-		if back != nil {
-			holder = back.LockHolder
-		}
-		return nil, fmt.Errorf("index %q: %w: %s began writing it at the same time", req.Name, index.ErrLocked, clip(holder))
+	if err := s.settleLease(ctx, req.Name, holder); err != nil {
+		return nil, lockedWrap(err, "index %q: %w", req.Name)
 	}
 	s.mu.Lock()
 	s.writing[holder] = true
@@ -272,7 +257,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 // Next names: what a Publish cut short after its flip left behind.
 func (w *Writer) dropStale(ctx context.Context) error {
 	w.mu.Lock()
-	if err := w.lostErr(); err != nil {
+	if err := w.held(); err != nil {
 		w.mu.Unlock()
 		return err
 	}
@@ -312,13 +297,10 @@ func (w *Writer) renew() {
 		case <-w.stop:
 			return
 		case <-t.C:
-			w.mu.Lock()
 			// A failed renewal is tried again at the next tick; the lease
 			// outlives three misses.
 			w.renewOnce()
-			lost := w.lostTo != ""
-			w.mu.Unlock()
-			if lost {
+			if w.lostTo.Load() != nil {
 				return
 			}
 		}
@@ -326,8 +308,11 @@ func (w *Writer) renew() {
 }
 
 // renewOnce reads the lease back and, still this writer's, writes it with
-// a new expiry; under mu. Written blind, a lease that lapsed and was taken
-// over would be taken back, and two builds would write one index.
+// a new expiry. Written blind, a lease that lapsed and was taken over
+// would be taken back, and two builds would write one index. The read is
+// outside mu, so the build's writes do not wait on it; the write is
+// under it, as st is written whole and an older copy must not land after
+// a newer one.
 func (w *Writer) renewOnce() {
 	ctx, cancel := context.WithTimeout(context.Background(), w.s.cfg.Timeout)
 	defer cancel()
@@ -336,35 +321,33 @@ func (w *Writer) renewOnce() {
 		return
 	}
 	if back == nil || back.LockHolder != w.holder {
-		w.lostTo = "another lore"
-		if back != nil && back.LockHolder != "" {
-			w.lostTo = "another lore (" + clip(back.LockHolder) + ")"
+		lost := "another lore, which removed the index,"
+		if back != nil {
+			lost = "another lore (" + clip(back.LockHolder) + ")"
 		}
+		w.lostTo.Store(&lost)
 		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.st.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
 	w.s.writeState(ctx, w.st)
 }
 
-// lostErr is ErrLocked once the lease was found taken over; under mu.
-func (w *Writer) lostErr() error {
-	if w.lostTo == "" {
+// held is nil while the lease is this writer's, and ErrLocked once the
+// renewal found it taken over.
+func (w *Writer) held() error {
+	lost := w.lostTo.Load()
+	if lost == nil {
 		return nil
 	}
 	return fmt.Errorf("index %q: %w: %s took the index over after this run's lease lapsed (not renewed in time): run the command again",
-		w.name, index.ErrLocked, w.lostTo)
-}
-
-// held is lostErr for the writes that do not hold mu.
-func (w *Writer) held() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.lostErr()
+		w.name, index.ErrLocked, *lost)
 }
 
 // writeState writes the meta object unless the lease was lost; under mu.
 func (w *Writer) writeState(ctx context.Context) error {
-	if err := w.lostErr(); err != nil {
+	if err := w.held(); err != nil {
 		return err
 	}
 	return w.s.writeState(ctx, w.st)
@@ -385,7 +368,7 @@ func (w *Writer) Close() error {
 		defer cancel()
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.lostTo != "" {
+		if w.lostTo.Load() != nil {
 			return
 		}
 		// A writer whose lease lapsed (renewals failed for two minutes)
@@ -403,9 +386,6 @@ func (w *Writer) Close() error {
 func (w *Writer) setState(ctx context.Context, fn func(st *state)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.lostErr(); err != nil {
-		return err
-	}
 	fn(w.st)
 	return w.writeState(ctx)
 }
@@ -429,7 +409,7 @@ func (w *Writer) AnalyserVersion() string { return analysis.Version }
 func (w *Writer) Prepare(f *index.FileUpdate) {
 	out := make([]analysed, len(f.Chunks))
 	for i, p := range f.Chunks {
-		out[i] = analyse(p, ingest.FileKind(f.Path))
+		out[i] = analyse(p, ingest.Structured(f.Path))
 	}
 	f.Prepared = out
 }
@@ -440,7 +420,7 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 // each as often as the heading and body hold it, and defined names
 // (identifier terms the path field counts) added to identifiers, so
 // that the cluster finds and counts them as the local postings do.
-func analyse(p ingest.Chunk, kind string) analysed {
+func analyse(p ingest.Chunk, structured bool) analysed {
 	a := analysed{terms: analysis.TermText(p.Text), headingTerms: analysis.TermText(p.Heading)}
 	ids := analysis.IdentifierText(p.Heading + "\n" + p.Text)
 	have := map[string]bool{}
@@ -449,7 +429,7 @@ func analyse(p ingest.Chunk, kind string) analysed {
 	}
 	var idb, parts strings.Builder
 	idb.WriteString(ids)
-	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Kind: kind}).Terms {
+	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured}).Terms {
 		if part, ok := strings.CutPrefix(tf.Term, analysis.PartPrefix); ok {
 			for range int(tf.Heading) + int(tf.Body) {
 				if parts.Len() > 0 {
@@ -766,7 +746,7 @@ func (w *Writer) WriteFiles(ctx context.Context, files []index.FileUpdate) error
 			if i < len(prepared) {
 				a = prepared[i]
 			} else {
-				a = analyse(p, ingest.FileKind(f.Path))
+				a = analyse(p, ingest.Structured(f.Path))
 			}
 			props := map[string]any{
 				"text": valid(p.Text), "heading": valid(p.Heading), "identifiers": a.identifiers,
