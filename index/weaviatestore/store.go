@@ -607,6 +607,7 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	holder := s.newHolder()
 	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
+		s.giveBack(ctx, name, holder) // it may have landed
 		return index.Info{}, err
 	}
 	// Read back after the pause, as BeginWrite does: a build that began

@@ -254,6 +254,7 @@ func TestSingleNode(t *testing.T) {
 		{"damaged meta", testDamagedMeta},
 		{"lease", testLease},
 		{"two watchers at once", testWatchRace},
+		{"a cancelled begin gives its lease back", testCancelledBegin},
 		{"a camelCase part finds a chunk", testPartFound},
 		{"a defined name finds a chunk", testDefinitionFound},
 		{"an index of the previous schema", testOldSchema},
@@ -917,4 +918,30 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 			t.Errorf("the index the build holds: %+v %v", st, err)
 		}
 	}
+}
+
+// testCancelledBegin: a build cancelled while it settles its lease (Ctrl+C
+// in the first half second) gives the lease back, so another machine can
+// build at once rather than be refused until the lease expires.
+func testCancelledBegin(t *testing.T, c *weaviatetest.Cluster) {
+	s := newStore(t, c, "Cancelled")
+	fixture(t, s)
+	settle := leaseSettle
+	leaseSettle = 30 * time.Second // the cancel lands in the pause
+	t.Cleanup(func() { leaseSettle = settle })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Second); cancel() }()
+	if w, err := s.BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, context.Canceled) {
+		if w != nil {
+			w.Close()
+		}
+		t.Fatalf("BeginWrite cancelled while it settles: %v", err)
+	}
+	leaseSettle = settle
+	other := newStore(t, c, "Cancelled")
+	w, err := other.BeginWrite(context.Background(), index.WriteRequest{Name: "docs"})
+	if err != nil {
+		t.Fatalf("another lore after the cancelled build: %v", err)
+	}
+	w.Close()
 }

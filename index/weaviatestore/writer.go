@@ -225,6 +225,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 	holder := s.newHolder()
 	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
 	if err := s.writeState(ctx, st); err != nil {
+		s.giveBack(ctx, req.Name, holder) // it may have landed
 		return nil, err
 	}
 	if err := s.settleLease(ctx, req.Name, holder); err != nil {
