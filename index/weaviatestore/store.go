@@ -616,18 +616,29 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	if err := s.settleLease(ctx, name, holder); err != nil {
 		return index.Info{}, lockedWrap(err, "cannot remove index %q: %w", name)
 	}
+	// Renewed while the user reads the prompt (minutes, maybe) and info
+	// counts: lapsed, a build could take the index and begin writing
+	// what this removal is about to delete.
+	keep := s.keepLease(name, holder)
+	defer keep.stop()
 	in := s.info(ctx, st)
 	if confirm != nil {
 		if err := confirm(in); err != nil {
+			keep.stop()
 			s.giveBack(ctx, name, holder)
 			return in, err
 		}
-		// The lease is not renewed while confirm waits: one that lapsed
-		// meanwhile may be a build's now, and its collections are not
-		// this removal's to delete.
-		if err := s.stillHeld(ctx, name, holder); err != nil {
-			return in, lockedWrap(err, "cannot remove index %q: %w", name)
-		}
+	}
+	// Stopped before the meta object goes: a renewal landing after the
+	// delete would write it back. Then read back once more: a lease lost
+	// meanwhile (renewals failed until it lapsed) may be a build's now,
+	// and its collections are not this removal's to delete.
+	err = keep.stop()
+	if err == nil {
+		err = s.stillHeld(ctx, name, holder)
+	}
+	if err != nil {
+		return in, lockedWrap(err, "cannot remove index %q: %w", name)
 	}
 	gens := map[string]bool{st.Current: true, st.Next: true}
 	for g := range st.Gens {
@@ -675,9 +686,15 @@ func (s *Store) settleLease(ctx context.Context, name, holder string) error {
 // does (ErrLocked) or that the index is gone (ErrNoIndex).
 func (s *Store) stillHeld(ctx context.Context, name, holder string) error {
 	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	return holds(back, name, holder)
+}
+
+// holds is stillHeld of the meta object back as read.
+func holds(back *state, name, holder string) error {
+	switch {
 	case back == nil:
 		return fmt.Errorf("%w %q: another lore removed it at the same time", index.ErrNoIndex, name)
 	case back.LockHolder != holder:
@@ -688,6 +705,66 @@ func (s *Store) stillHeld(ctx context.Context, name, holder string) error {
 		return fmt.Errorf("%w: %s began writing it at the same time", index.ErrLocked, other)
 	}
 	return nil
+}
+
+// keeper renews a lease that is not a Writer's (Remove's) until stop.
+type keeper struct {
+	s            *Store
+	name, holder string
+	once         sync.Once
+	quit, done   chan struct{}
+	lost         error // set by the renewal before done closes
+}
+
+// keepLease renews holder's lease on name every leaseRenew, as a Writer
+// renews its own: read back first, and once another holds the lease (it
+// lapsed and was taken over) or the index is gone, never written again.
+func (s *Store) keepLease(name, holder string) *keeper {
+	k := &keeper{s: s, name: name, holder: holder, quit: make(chan struct{}), done: make(chan struct{})}
+	go k.run()
+	return k
+}
+
+func (k *keeper) run() {
+	defer close(k.done)
+	t := time.NewTicker(leaseRenew)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.quit:
+			return
+		case <-t.C:
+			// A failed renewal is tried again at the next tick; the lease
+			// outlives three misses.
+			if k.lost = k.renewOnce(); k.lost != nil {
+				return
+			}
+		}
+	}
+}
+
+// renewOnce is nil unless the lease was found lost (ErrLocked, ErrNoIndex).
+func (k *keeper) renewOnce() error {
+	ctx, cancel := context.WithTimeout(context.Background(), k.s.cfg.Timeout)
+	defer cancel()
+	back, err := k.s.readState(ctx, k.name, k.s.cfg.WriteConsistency)
+	if err != nil {
+		return nil
+	}
+	if err := holds(back, k.name, k.holder); err != nil {
+		return err
+	}
+	back.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
+	k.s.writeState(ctx, back)
+	return nil
+}
+
+// stop ends the renewal and waits for it, so that nothing is written
+// after; it says whether the lease was found lost. Safe to call again.
+func (k *keeper) stop() error {
+	k.once.Do(func() { close(k.quit) })
+	<-k.done
+	return k.lost
 }
 
 // lockedWrap names the index in an ErrLocked error (format takes the name

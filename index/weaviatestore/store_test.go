@@ -260,6 +260,7 @@ func TestSingleNode(t *testing.T) {
 		{"an index of the previous schema", testOldSchema},
 		{"two writers at once", testWriteRace},
 		{"remove", testRemove},
+		{"remove asking past the lease", testRemoveSlowConfirm},
 		{"a writer whose lease was taken over", testLeaseTakenOver},
 		{"remove and a build at once", testRemoveRace},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
@@ -599,6 +600,40 @@ func testRemove(t *testing.T, c *weaviatetest.Cluster) {
 		if cl, err := s.getClass(ctx, k); cl != nil || err != nil {
 			t.Errorf("collection %s is still there (%v)", k, err)
 		}
+	}
+}
+
+// testRemoveSlowConfirm: a user who reads rm's prompt for longer than the
+// lease lasts still gets the removal, and no build takes the index while
+// the prompt waits (it would begin writing what rm then deletes).
+func testRemoveSlowConfirm(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "RmSlow")
+	fixture(t, s)
+	r := open(t, s, "docs")
+	ttl, renew := leaseTTL, leaseRenew
+	leaseTTL, leaseRenew = time.Second, 100*time.Millisecond
+	t.Cleanup(func() { leaseTTL, leaseRenew = ttl, renew })
+	if _, err := s.Remove(ctx, "docs", func(index.Info) error {
+		time.Sleep(2 * leaseTTL) // the user reads the prompt
+		w, err := newStore(t, c, "RmSlow").BeginWrite(ctx, index.WriteRequest{Name: "docs"})
+		if err == nil {
+			w.Close()
+		}
+		if !errors.Is(err, index.ErrLocked) {
+			t.Errorf("a build while Remove asks, past the lease's first term: %v, want ErrLocked", err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("Remove after a long prompt: %v", err)
+	}
+	for _, k := range []string{r.chunks, r.docs, r.vectors} {
+		if cl, err := s.getClass(ctx, k); cl != nil || err != nil {
+			t.Errorf("collection %s is still there (%v)", k, err)
+		}
+	}
+	if st, err := s.readState(ctx, "docs", Quorum); st != nil || err != nil {
+		t.Errorf("the meta object after the removal: %+v %v", st, err)
 	}
 }
 

@@ -38,7 +38,7 @@ import (
 // renewals failed until its lease lapsed (a laptop asleep, the cluster
 // out of reach) and another lore took it over finds out at its next
 // renewal and writes nothing more (see renew).
-const leaseTTL = 2 * time.Minute
+var leaseTTL = 2 * time.Minute // a var: tests shorten it
 
 var leaseRenew = 30 * time.Second // a var: tests shorten it
 
