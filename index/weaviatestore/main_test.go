@@ -7,8 +7,10 @@ import (
 )
 
 // TestMain shortens the pause before a lease is read back: every build
-// of every test would wait it out, and only the tests of two contenders
-// (testWatchRace, testWriteRace), which widen it, need it long.
+// of every test would wait it out, and the tests of two contenders
+// (testWatchRace, testWriteRace, testRemoveRace) do not need it: they
+// hold the first contender's pause until the other has written
+// (holdPause).
 func TestMain(m *testing.M) {
 	leaseSettle = 50 * time.Millisecond
 	os.Exit(m.Run())

@@ -145,14 +145,10 @@ func testOldSchema(t *testing.T, c *weaviatetest.Cluster) {
 // straight back and wrote, and so did the other, two builds writing one
 // generation's chunks and each other's record.
 func testWriteRace(t *testing.T, c *weaviatetest.Cluster) {
-	// The other writer must write within the first one's pause: on a
-	// loaded machine 2 s can pass between polls.
-	settle := leaseSettle
-	leaseSettle = 15 * time.Second
-	t.Cleanup(func() { leaseSettle = settle })
 	ctx := context.Background()
 	s := newStore(t, c, "WRace")
 	fixture(t, s)
+	proceed := holdPause(t)
 	other := newStore(t, c, "WRace")
 	seen, err := other.readState(ctx, "docs", Quorum)
 	if err != nil || seen == nil || seen.LockHolder != "" {
@@ -180,6 +176,7 @@ func testWriteRace(t *testing.T, c *weaviatetest.Cluster) {
 	if err := other.writeState(ctx, seen); err != nil {
 		t.Fatal(err)
 	}
+	proceed()
 	res := <-first
 	back, err := other.readState(ctx, "docs", Quorum)
 	if err != nil {

@@ -672,12 +672,22 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 // the pause or the read fails (Ctrl+C, a cancelled batch), the lease is
 // given back: left, it would refuse every other machine for leaseTTL.
 func (s *Store) settleLease(ctx context.Context, name, holder string) error {
-	err := sleep(ctx, leaseSettle)
+	return settle(ctx, func(ctx context.Context) error { return s.stillHeld(ctx, name, holder) },
+		func() { s.giveBack(ctx, name, holder) })
+}
+
+// settle is the read-back of a lease just written, the writers' (in the
+// meta object) or a watcher's (in its watch object): after leasePause,
+// held says whether it is still the caller's (nil), or who has it
+// (ErrLocked) or that the index is gone (ErrNoIndex). Any other failure
+// gives it back with release.
+func settle(ctx context.Context, held func(context.Context) error, release func()) error {
+	err := leasePause(ctx)
 	if err == nil {
-		err = s.stillHeld(ctx, name, holder)
+		err = held(ctx)
 	}
 	if err != nil && !errors.Is(err, index.ErrLocked) && !errors.Is(err, index.ErrNoIndex) {
-		s.giveBack(ctx, name, holder)
+		release()
 	}
 	return err
 }

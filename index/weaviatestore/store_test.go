@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,6 +256,7 @@ func TestSingleNode(t *testing.T) {
 		{"lease", testLease},
 		{"two watchers at once", testWatchRace},
 		{"a cancelled begin gives its lease back", testCancelledBegin},
+		{"a cancelled watch gives its lease back", testCancelledWatch},
 		{"a camelCase part finds a chunk", testPartFound},
 		{"a defined name finds a chunk", testDefinitionFound},
 		{"an index of the previous schema", testOldSchema},
@@ -786,14 +788,10 @@ func testDeferWithoutDim(t *testing.T, c *weaviatetest.Cluster) {
 // first read its own write straight back and watched, the other read
 // its own and watched too, both rebuilding the index on every change.
 func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
-	// The other watcher must write within the first one's pause: on a
-	// loaded machine 2 s can pass between polls.
-	settle := leaseSettle
-	leaseSettle = 15 * time.Second
-	t.Cleanup(func() { leaseSettle = settle })
 	ctx := context.Background()
 	s := newStore(t, c, "Race")
 	fixture(t, s)
+	proceed := holdPause(t)
 	other := newStore(t, c, "Race")
 	if err := other.ensureClass(ctx, classDef(watchClass("Race"), watchKind, 1)); err != nil {
 		t.Fatal(err)
@@ -822,6 +820,7 @@ func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 	if err := other.writeWatch(ctx, "docs", watchObj{Holder: mine, Expires: time.Now().Add(leaseTTL).UnixMilli()}); err != nil {
 		t.Fatal(err)
 	}
+	proceed()
 	res := <-first
 	back, err := other.readWatch(ctx, "docs")
 	if err != nil {
@@ -903,11 +902,7 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "RmRace")
 	fixture(t, s)
-	// The build must write within rm's pause: on a loaded machine 2 s
-	// can pass between polls.
-	settle := leaseSettle
-	leaseSettle = 15 * time.Second
-	t.Cleanup(func() { leaseSettle = settle })
+	proceed := holdPause(t)
 	other := newStore(t, c, "RmRace")
 	seen, err := other.readState(ctx, "docs", Quorum)
 	if err != nil || seen == nil || seen.LockHolder != "" {
@@ -935,6 +930,7 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 	if err := other.writeState(ctx, seen); err != nil {
 		t.Fatal(err)
 	}
+	proceed()
 	back, err := other.readState(ctx, "docs", Quorum)
 	close(buildDone)
 	if err != nil {
@@ -961,22 +957,80 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 func testCancelledBegin(t *testing.T, c *weaviatetest.Cluster) {
 	s := newStore(t, c, "Cancelled")
 	fixture(t, s)
-	settle := leaseSettle
-	leaseSettle = 30 * time.Second // the cancel lands in the pause
-	t.Cleanup(func() { leaseSettle = settle })
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(time.Second); cancel() }()
+	defer cancel()
+	cancelInPause(t, cancel)
 	if w, err := s.BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, context.Canceled) {
 		if w != nil {
 			w.Close()
 		}
 		t.Fatalf("BeginWrite cancelled while it settles: %v", err)
 	}
-	leaseSettle = settle
 	other := newStore(t, c, "Cancelled")
 	w, err := other.BeginWrite(context.Background(), index.WriteRequest{Name: "docs"})
 	if err != nil {
 		t.Fatalf("another lore after the cancelled build: %v", err)
 	}
 	w.Close()
+}
+
+// testCancelledWatch: a watcher cancelled while it settles its lease (a
+// Ctrl+C as `lore watch` starts) gives the lease back, as a build does:
+// left, it would refuse every other watcher until it expired.
+func testCancelledWatch(t *testing.T, c *weaviatetest.Cluster) {
+	s := newStore(t, c, "WCancelled")
+	fixture(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cancelInPause(t, cancel)
+	if l, err := s.Watch(ctx, "docs"); !errors.Is(err, context.Canceled) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("Watch cancelled while it settles: %v", err)
+	}
+	l, err := newStore(t, c, "WCancelled").Watch(context.Background(), "docs")
+	if err != nil {
+		t.Fatalf("another lore's watcher after the cancelled one: %v", err)
+	}
+	l.Close()
+}
+
+// holdPause makes the next lease read-back wait until proceed is called,
+// as if the pause before it lasted until then: a test of two contenders
+// has the second write its lease within the first's pause, as it would
+// on a cluster, without a pause long enough for a loaded machine.
+func holdPause(t *testing.T) (proceed func()) {
+	release := make(chan struct{})
+	var once sync.Once
+	proceed = func() { once.Do(func() { close(release) }) }
+	pause := leasePause
+	leasePause = func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	t.Cleanup(func() { proceed(); leasePause = pause })
+	return proceed
+}
+
+// cancelInPause has the next lease read-back's pause call cancel (the
+// cancel of the context the caller passes), as a Ctrl+C landing in it
+// would; the rest of the test pauses as usual.
+func cancelInPause(t *testing.T, cancel func()) {
+	pause := leasePause
+	var once sync.Once
+	leasePause = func(ctx context.Context) error {
+		once.Do(cancel)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+			return pause(ctx)
+		}
+	}
+	t.Cleanup(func() { leasePause = pause })
 }

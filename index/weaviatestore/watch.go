@@ -41,7 +41,12 @@ import (
 // was 0.45 to 0.94 s before the pause). Half a second still covers a
 // contender whose read and write of the lease are milliseconds apart,
 // which is the race; 2 s put every save over the goal.
-var leaseSettle = 500 * time.Millisecond // a var: tests shorten and widen it
+var leaseSettle = 500 * time.Millisecond // a var: tests shorten it
+
+// leasePause waits out leaseSettle; a var, so that a test of two
+// contenders can end the first one's pause once the other has written,
+// rather than wait a pause long enough for a loaded machine.
+var leasePause = func(ctx context.Context) error { return sleep(ctx, leaseSettle) }
 
 // watchKind names the watch collection in propsOf.
 const watchKind = "Watch"
@@ -161,19 +166,22 @@ func (s *Store) Watch(ctx context.Context, name string) (index.WatchLease, error
 	if err := s.writeWatch(ctx, name, l.obj); err != nil {
 		return nil, err
 	}
-	if err := sleep(ctx, leaseSettle); err != nil {
-		return nil, err
-	}
-	back, err := s.readWatch(ctx, name)
+	err = settle(ctx, func(ctx context.Context) error {
+		back, err := s.readWatch(ctx, name)
+		if err != nil {
+			return err
+		}
+		if back == nil || back.Holder != l.obj.Holder {
+			holder := "another watcher"
+			if back != nil && back.Holder != "" {
+				holder = back.Holder
+			}
+			return fmt.Errorf("%w: %s began watching index %q at the same time", index.ErrLocked, clip(holder), name)
+		}
+		return nil
+	}, func() { s.giveBackWatch(ctx, name, l.obj.Holder) })
 	if err != nil {
 		return nil, err
-	}
-	if back == nil || back.Holder != l.obj.Holder {
-		holder := "another watcher"
-		if back != nil {
-			holder = back.Holder
-		}
-		return nil, fmt.Errorf("%w: %s began watching index %q at the same time", index.ErrLocked, clip(holder), name)
 	}
 	go l.renew()
 	return l, nil
@@ -260,6 +268,20 @@ func (l *watchLease) Close() error {
 		return l.s.deleteWatch(ctx, l.name) // the index was removed while watched
 	}
 	return l.s.writeWatch(ctx, l.name, watchObj{Freshness: index.Freshness{State: index.WatchStopped}})
+}
+
+// giveBackWatch marks name unwatched if holder still holds its watch
+// lease, on a context of its own: the caller's may be the one that was
+// cancelled. Left, the lease would refuse every other watcher for
+// leaseTTL.
+func (s *Store) giveBackWatch(ctx context.Context, name, holder string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
+	defer cancel()
+	back, err := s.readWatch(ctx, name)
+	if err != nil || back == nil || back.Holder != holder {
+		return
+	}
+	s.writeWatch(ctx, name, watchObj{Freshness: index.Freshness{State: index.WatchStopped}})
 }
 
 // deleteWatch drops name's watch object (the index is being removed).
