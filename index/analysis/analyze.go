@@ -761,14 +761,20 @@ func IdentifierText(text string) string {
 		}
 	}
 	Identifiers(text, add)
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
-		camel := false
-		Parts(w, func(string) { camel = true })
-		if camel && len(w) > 2 {
+	camelWords(text, add)
+	return strings.Join(out, " ")
+}
+
+// camelWords calls add with text's camelCase words (those Parts splits
+// into terms), lowercased, underscores dropped: IdentifierText's second
+// half. The parts come from the field cache, where an index build's
+// analysis of the same words has just put most of them.
+func camelWords(text string, add func(string)) {
+	for w := range strings.FieldsFuncSeq(text, func(r rune) bool { return !(r == '_' || isAlnum(r)) }) {
+		if len(w) > 2 && camel(w) && len(analyzeField(w).parts) > 0 {
 			add(strings.ToLower(strings.ReplaceAll(w, "_", "")))
 		}
 	}
-	return strings.Join(out, " ")
 }
 
 func isAlnum(r rune) bool {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -38,7 +39,50 @@ type TermFreq struct {
 // and body, the parts of their camelCase identifiers (PartPrefix; they do
 // not add to the body's length: a chunk of identifiers is no longer for
 // them), and the squashed identifiers of its headings and body.
-func Analyze(f Fields) Doc {
+func Analyze(f Fields) Doc { return analyze(f, nil) }
+
+// Texts are a chunk's words as a search engine that tokenizes on
+// whitespace holds them: Body and Heading are TermText of the body and
+// of the heading, Identifiers is IdentifierText of the heading and the
+// body joined by a line break.
+type Texts struct{ Body, Heading, Identifiers string }
+
+// AnalyzeTexts is Analyze of f and f's Texts from the same pass: a store
+// that keeps both (Weaviate's) folds, stems and scans each chunk once
+// rather than once for the postings and again for each text.
+func AnalyzeTexts(f Fields) (Doc, Texts) {
+	var tx texts
+	d := analyze(f, &tx)
+	camelWords(f.Heading, tx.ident)
+	camelWords(f.Body, tx.ident)
+	return d, Texts{Body: tx.body.String(), Heading: tx.heading.String(), Identifiers: tx.ids.String()}
+}
+
+// texts gathers Texts as analyze goes.
+type texts struct {
+	body, heading, ids strings.Builder
+	seen               map[string]bool // identifiers in ids
+}
+
+func appendWord(b *strings.Builder, w string) {
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteString(w)
+}
+
+func (tx *texts) ident(w string) {
+	if tx.seen == nil {
+		tx.seen = map[string]bool{}
+	}
+	if !tx.seen[w] {
+		tx.seen[w] = true
+		appendWord(&tx.ids, w)
+	}
+}
+
+// analyze is Analyze, gathering f's Texts into tx when it is not nil.
+func analyze(f Fields, tx *texts) Doc {
 	tb := termTables.Get().(*termTable)
 	defer tb.release()
 	var d Doc
@@ -50,12 +94,20 @@ func Analyze(f Fields) Doc {
 	Words(f.Path, func(t string) { inc(&tb.add(t).Path) })
 	heading := func(w string) {
 		if cjkRun(w) {
-			cjkTerms(w, func(t string) { inc(&tb.add(t).Heading) })
+			cjkTerms(w, func(t string) {
+				inc(&tb.add(t).Heading)
+				if tx != nil {
+					appendWord(&tx.heading, t)
+				}
+			})
 			return
 		}
 		a := analyzeField(w)
 		if a.term != "" {
 			inc(&tb.add(a.term).Heading)
+			if tx != nil {
+				appendWord(&tx.heading, a.term)
+			}
 		}
 		for _, p := range a.parts {
 			inc(&tb.add(p).Heading)
@@ -78,21 +130,36 @@ func Analyze(f Fields) Doc {
 				if len(w) == 3 {
 					inc(&tb.add(w).Body)
 					d.BodyLen++
+					if tx != nil {
+						appendWord(&tx.body, w)
+					}
 					return
 				}
 				for i := 0; i+6 <= len(w); i += 3 {
 					inc(&tb.add(w[i : i+6]).Body)
+					if tx != nil {
+						appendWord(&tx.body, w[i:i+6])
+					}
 				}
 				d.BodyLen += uint32(len(w)/3 - 1)
 				return
 			}
-			cjkTerms(w, func(t string) { inc(&tb.add(t).Body); d.BodyLen++ })
+			cjkTerms(w, func(t string) {
+				inc(&tb.add(t).Body)
+				d.BodyLen++
+				if tx != nil {
+					appendWord(&tx.body, t)
+				}
+			})
 			return
 		}
 		a := analyzeField(w)
 		if a.term != "" {
 			inc(&tb.add(a.term).Body)
 			d.BodyLen++
+			if tx != nil {
+				appendWord(&tx.body, a.term)
+			}
 		}
 		for _, p := range a.parts {
 			inc(&tb.add(p).Body)
@@ -105,6 +172,9 @@ func Analyze(f Fields) Doc {
 		if tf := tb.add(IdentPrefix + id); tf.Idents == 0 {
 			tf.Idents = 1
 			d.IdentsLen++
+			if tx != nil {
+				tx.ident(id)
+			}
 		}
 	}
 	Identifiers(f.Heading, ident)

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -285,4 +286,40 @@ func TestAnalysisMatchesOracleConcurrently(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameTexts checks that AnalyzeTexts is Analyze and the texts TermText
+// and IdentifierText give, which a store that keeps them searches with.
+func sameTexts(t *testing.T, heading, body string) {
+	t.Helper()
+	f := Fields{Heading: heading, Body: body}
+	d, tx := AnalyzeTexts(f)
+	if want := Analyze(f); !reflect.DeepEqual(d, want) {
+		t.Fatalf("AnalyzeTexts(%q, %q) gives another Doc than Analyze", heading, body)
+	}
+	want := Texts{Body: TermText(body), Heading: TermText(heading), Identifiers: IdentifierText(heading + "\n" + body)}
+	if tx != want {
+		t.Fatalf("AnalyzeTexts(%q, %q):\n%+v, want\n%+v", heading, body, tx, want)
+	}
+}
+
+func TestAnalyzeTextsIsAnalyzeAndItsTexts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 8))
+	for range 1500 {
+		sameTexts(t, oracleText(r), oracleText(r))
+	}
+	for _, s := range oraclePieces {
+		sameTexts(t, s, s)
+		sameTexts(t, "", s)
+	}
+	for _, s := range []string{"maxIdleConns --keep-alive", "exec.LookPath OLLAMA_HOST getUserById", "fooBar_baz qux—quux HTTPServer's"} {
+		sameTexts(t, s, "Set "+s+" and net/http::Client->x")
+	}
+}
+
+func FuzzAnalyzeTexts(f *testing.F) {
+	for _, s := range oraclePieces {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, heading, body string) { sameTexts(t, heading, body) })
 }

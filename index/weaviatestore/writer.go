@@ -415,22 +415,26 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 	f.Prepared = out
 }
 
-// analyse gives a chunk's keyword properties. The camelCase parts and
-// the names the chunk defines come from analysis.Analyze, the local
-// store's analysis of the same chunk: parts as part_terms (partToken),
-// each as often as the heading and body hold it, and defined names
-// (identifier terms the path field counts) added to identifiers, so
-// that the cluster finds and counts them as the local postings do.
+// analyse gives a chunk's keyword properties, from one pass of the
+// analyser (analysis.AnalyzeTexts): terms and heading_terms are TermText
+// of the body and heading, identifiers IdentifierText of both, the terms
+// a search asks them with (reader.go). The camelCase parts and the names
+// the chunk defines come from the local store's analysis of the same
+// chunk: parts as part_terms (partToken), each as often as the heading
+// and body hold it, and defined names (identifier terms the path field
+// counts) added to identifiers, so that the cluster finds and counts
+// them as the local postings do.
 func analyse(p ingest.Chunk, structured bool) analysed {
-	a := analysed{terms: analysis.TermText(p.Text), headingTerms: analysis.TermText(p.Heading)}
-	ids := analysis.IdentifierText(p.Heading + "\n" + p.Text)
+	d, tx := analysis.AnalyzeTexts(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured})
+	a := analysed{terms: tx.Body, headingTerms: tx.Heading}
+	ids := tx.Identifiers
 	have := map[string]bool{}
 	for _, id := range strings.Fields(ids) {
 		have[id] = true
 	}
 	var idb, parts strings.Builder
 	idb.WriteString(ids)
-	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured}).Terms {
+	for _, tf := range d.Terms {
 		if part, ok := strings.CutPrefix(tf.Term, analysis.PartPrefix); ok {
 			for range int(tf.Heading) + int(tf.Body) {
 				if parts.Len() > 0 {
