@@ -635,10 +635,10 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	// and its collections are not this removal's to delete.
 	err = keep.stop()
 	if err == nil {
-		err = s.stillHeld(ctx, name, holder)
+		err = s.stillHeld(ctx, name, holder, afterLapse)
 	}
 	if err != nil {
-		return in, lockedWrap(err, "cannot remove index %q: %w", name)
+		return in, lockedWrap(err, "cannot remove index %q (nothing was removed): %w", name)
 	}
 	gens := map[string]bool{st.Current: true, st.Next: true}
 	for g := range st.Gens {
@@ -672,7 +672,7 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 // the pause or the read fails (Ctrl+C, a cancelled batch), the lease is
 // given back: left, it would refuse every other machine for leaseTTL.
 func (s *Store) settleLease(ctx context.Context, name, holder string) error {
-	return settle(ctx, func(ctx context.Context) error { return s.stillHeld(ctx, name, holder) },
+	return settle(ctx, func(ctx context.Context) error { return s.stillHeld(ctx, name, holder, atOnce) },
 		func() { s.giveBack(ctx, name, holder) })
 }
 
@@ -692,27 +692,33 @@ func settle(ctx context.Context, held func(context.Context) error, release func(
 	return err
 }
 
+// When another took a lease over, as holds tells it.
+const (
+	atOnce     = "at the same time"                                    // a race at the settle
+	afterLapse = "after this one's lease lapsed (not renewed in time)" // a renewal that found it lost
+)
+
 // stillHeld is nil while holder holds name's lease, and otherwise says who
-// does (ErrLocked) or that the index is gone (ErrNoIndex).
-func (s *Store) stillHeld(ctx context.Context, name, holder string) error {
+// does (ErrLocked) or that the index is gone (ErrNoIndex), and when.
+func (s *Store) stillHeld(ctx context.Context, name, holder, when string) error {
 	back, err := s.readState(ctx, name, s.cfg.WriteConsistency)
 	if err != nil {
 		return err
 	}
-	return holds(back, name, holder)
+	return holds(back, name, holder, when)
 }
 
 // holds is stillHeld of the meta object back as read.
-func holds(back *state, name, holder string) error {
+func holds(back *state, name, holder, when string) error {
 	switch {
 	case back == nil:
-		return fmt.Errorf("%w %q: another lore removed it at the same time", index.ErrNoIndex, name)
+		return fmt.Errorf("%w %q: another lore removed it %s", index.ErrNoIndex, name, when)
 	case back.LockHolder != holder:
 		other := "another lore"
 		if back.LockHolder != "" {
 			other = clip(back.LockHolder)
 		}
-		return fmt.Errorf("%w: %s began writing it at the same time", index.ErrLocked, other)
+		return fmt.Errorf("%w: %s began writing it %s", index.ErrLocked, other, when)
 	}
 	return nil
 }
@@ -761,7 +767,7 @@ func (k *keeper) renewOnce() error {
 	if err != nil {
 		return nil
 	}
-	if err := holds(back, k.name, k.holder); err != nil {
+	if err := holds(back, k.name, k.holder, afterLapse); err != nil {
 		return err
 	}
 	back.LockExpires = time.Now().Add(leaseTTL).UnixMilli()

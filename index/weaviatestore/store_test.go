@@ -263,6 +263,7 @@ func TestSingleNode(t *testing.T) {
 		{"two writers at once", testWriteRace},
 		{"remove", testRemove},
 		{"remove asking past the lease", testRemoveSlowConfirm},
+		{"remove whose lease was taken over", testRemoveLeaseTakenOver},
 		{"a writer whose lease was taken over", testLeaseTakenOver},
 		{"remove and a build at once", testRemoveRace},
 		{"refresh hides a lost collection", testRefreshHidesLostCollection},
@@ -636,6 +637,44 @@ func testRemoveSlowConfirm(t *testing.T, c *weaviatetest.Cluster) {
 	}
 	if st, err := s.readState(ctx, "docs", Quorum); st != nil || err != nil {
 		t.Errorf("the meta object after the removal: %+v %v", st, err)
+	}
+}
+
+// testRemoveLeaseTakenOver: rm's lease lapsed while it asked (its
+// renewals failed: a laptop asleep) and a build took the index over. The
+// next renewal must give way rather than write rm's lease back over the
+// build's, and rm, answered, must delete nothing of the index the build
+// now writes.
+func testRemoveLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
+	ctx := context.Background()
+	s := newStore(t, c, "RmLapse")
+	fixture(t, s)
+	renew := leaseRenew
+	leaseRenew = 50 * time.Millisecond
+	t.Cleanup(func() { leaseRenew = renew })
+	other := newStore(t, c, "RmLapse")
+	mine := other.newHolder()
+	_, err := s.Remove(ctx, "docs", func(index.Info) error {
+		// What the build writes on finding rm's lease expired.
+		st, err := other.readState(ctx, "docs", Quorum)
+		if err != nil || st == nil {
+			t.Fatalf("the record while rm asks: %+v %v", st, err)
+		}
+		st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+		if err := other.writeState(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * leaseRenew) // rm's renewals come round
+		return nil
+	})
+	if !errors.Is(err, index.ErrLocked) || !strings.Contains(err.Error(), "nothing was removed") || !strings.Contains(err.Error(), "lapsed") {
+		t.Errorf("rm whose lease was taken over while it asked: %v, want ErrLocked saying nothing was removed", err)
+	}
+	if st, err := other.readState(ctx, "docs", Quorum); err != nil || st == nil || st.LockHolder != mine {
+		t.Errorf("the build's lease after rm: %+v %v", st, err)
+	}
+	if n := chunkCount(t, open(t, s, "docs")); n != 4 {
+		t.Errorf("the index after rm gave way: %d chunks, want the fixture's 4", n)
 	}
 }
 
