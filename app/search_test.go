@@ -103,6 +103,47 @@ func TestAQuestionFindsTheAbbreviationInCode(t *testing.T) {
 	}
 }
 
+// A question's clipped word finds the page that spells it out, and a page
+// that says the question's own word ranks first (issue 36: "repo" for
+// repository, "apps" for applications).
+func TestAQuestionsClippedWordFindsTheFullWord(t *testing.T) {
+	files := map[string]string{
+		"a/plain.md":     "# Cache\n\nThe cache is kept.\n",
+		"b/full.md":      "# Cache\n\nThe repository cache is kept on disk.\n",
+		"c/clipped.md":   "# Cache\n\nThe repo cache is kept on disk.\n",
+		"d/unrelated.md": "# Disk\n\nLogs are kept on disk for a week.\n",
+	}
+	e := keywordEngine(t, files)
+	res, err := e.Search(context.Background(), SearchRequest{Query: "Where is the repo cache kept?", K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := paths(res.Passages), "c/clipped.md,b/full.md,a/plain.md"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// A camelCase word the user typed finds the page that spells it out in
+// words, before pages that say the question's other words more often
+// (issue 36: "identifiers in questions").
+func TestAQuestionsCamelCaseWordFindsItsWords(t *testing.T) {
+	files := map[string]string{
+		"guide/retain.md": "# No deletion\n\nSome resources should stay after their application is deleted, " +
+			"such as persistent volume claims: annotate them.\n",
+		"guide/delete.md": "# Deleting\n\nWhen an application is deleted, the resources it created are deleted with it.\n",
+	}
+	common := []string{"application", "created", "deleted", "resources", "sure"}
+	for i := range 30 { // the question's everyday words are common, as in real docs
+		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nCase %d: the %s the %s.\n",
+			i, i, common[i%len(common)], common[(i+1)%len(common)])
+	}
+	e := keywordEngine(t, files)
+	q := "How do I make sure a PersistentVolumeClaim survives when the application that created it gets deleted?"
+	if first, all := firstPath(t, e, q, 3); first != "guide/retain.md" {
+		t.Errorf("the page on persistent volume claims is not first: %s", all)
+	}
+}
+
 // A question in plain words finds the guide before a config sample or an
 // API spec that says its words as often or more; one naming a key still
 // finds the key (issue 36: "structured files crowd out prose").

@@ -8,16 +8,19 @@ import (
 // Abbreviations that code writes for a word, and the word: a question
 // says "idle connections" where the code says maxIdleConns, whose part
 // conns stems to conn, not to connect. A question's word is also searched
-// among camelCase parts as its other forms (Aliases). Only as parts: as
-// words too (repo in prose for "repository") it moved no public set and
-// cost the docker set a little (docs/ranking.md). Aliases are
-// looked up by stem, so an abbreviation whose word's stem other common
-// words share is not here: spec for specif is also "specific", ref for
-// refer, app for applic ("applicable"), info for inform, exec for execut
-// ("executive").
+// as its other forms (Aliases): among camelCase parts, and among words at
+// half a word's weight (bm25.AliasWeight), since prose clips words too
+// ("my repo", "80 apps" for a page on applications). Aliases are looked up
+// by stem, so an abbreviation whose word's stem other common words share
+// is not here: spec for specif is also "specific", ref for refer, info for
+// inform, exec for execut ("executive"). app for applic, which
+// "applicable" shares, is: "app" is by far the commoner clipping, and a
+// stray "applicable" weighs half a word.
 var abbreviations = map[string]string{
 	"addr":   "address",
 	"admin":  "administrator",
+	"app":    "application",
+	"apps":   "applications",
 	"arg":    "argument",
 	"args":   "arguments",
 	"async":  "asynchronous",

@@ -235,6 +235,18 @@ func TestCJKQuestionsMeetTheirPages(t *testing.T) {
 	}
 }
 
+// A clipped word is covered by the page that spells it out, as ranking
+// finds it there ("repo" by "repository", "apps" by "applications").
+func TestCoverageCountsAWordsOtherForms(t *testing.T) {
+	held := map[string]bool{}
+	for _, tf := range Analyze(Fields{Body: "Applications read their repository."}).Terms {
+		held[tf.Term] = true
+	}
+	if c := Coverage(QueryWords("apps repo"), func(t string) bool { return held[t] }); c != 1 {
+		t.Errorf("coverage %.2f, want 1", c)
+	}
+}
+
 // Coverage counts a CJK run by its characters: a page that holds every
 // word of a Chinese question holds all of it, though the bigrams that
 // straddle two of its words (认端, 口是) are in no page. Counted by

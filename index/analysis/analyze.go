@@ -662,13 +662,14 @@ func squash(s string) string {
 }
 
 // Coverage is the share of a question's content words (QueryWords) that
-// a chunk holds, as the word itself, one of its camelCase parts (or an
-// abbreviation's: Aliases) or its squashed identifier; holds tells whether the chunk has a term. BM25
-// ranks a chunk first however little of the question it matches,
-// coverage says how much. Each word counts the same: weighting by idf let
-// one rare word that an off-topic question shares with a big corpus (Peru
-// in Go's time zone tests) outweigh the rest, and separated answerable
-// from unanswerable questions worse on every set measured (docs/eval.md).
+// a chunk holds, as the word itself, its other forms (Aliases), one of
+// their camelCase parts or its squashed identifier; holds tells whether
+// the chunk has a term. BM25 ranks a chunk first however little of the
+// question it matches, coverage says how much. Each word counts the
+// same: weighting by idf let one rare word that an off-topic question
+// shares with a big corpus (Peru in Go's time zone tests) outweigh the
+// rest, and separated answerable from unanswerable questions worse on
+// every set measured (docs/eval.md).
 //
 // A CJK run counts by its characters, two to a word (Weight): a character
 // is held when a bigram over it is. Counted by bigrams, the ones that
@@ -685,10 +686,10 @@ func Coverage(words []QueryWord, holds func(term string) bool) float64 {
 				return true
 			}
 		}
-		// As ranking finds it: a part that abbreviates it (MaxConns
-		// holds "connections").
+		// As ranking finds it: its other form, as a word or a part
+		// (repository holds "repo", MaxConns "connections").
 		for _, a := range Aliases(w.Term) {
-			if holds(PartPrefix + a) {
+			if holds(a) || holds(PartPrefix+a) {
 				return true
 			}
 		}

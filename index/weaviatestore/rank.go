@@ -97,9 +97,9 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 	var terms, common []string
 	counted := q.Counted()
 	for _, t := range q.Read {
-		// A word's camelCase parts too (PartPrefix): Rank weighs a word
-		// that no candidate says by the part's count.
-		if strings.HasPrefix(t, analysis.PartPrefix) && !slices.Contains(counted, t) {
+		// A word's other forms and camelCase parts too: Rank weighs a
+		// word that no candidate says by their count.
+		if !slices.Contains(counted, t) {
 			counted = append(counted, t)
 		}
 	}

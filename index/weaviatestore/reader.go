@@ -318,8 +318,9 @@ func cleanQuery(q string) string {
 // holds them (OLLAMA_HOST → ollamahost), so that a query naming one finds
 // the chunks that hold it first; then what lore's scorer also reads (bq):
 // the identifiers its plain words may be (keepalive for --keep-alive, a
-// name a table defines), and the camelCase parts each word is searched
-// among, itself and its abbreviations (partToken).
+// name a table defines), each word's other forms (repository for repo),
+// and the camelCase parts each word is searched among, itself and those
+// forms (partToken).
 func bm25Query(q string, bq bm25.Query) string {
 	var b strings.Builder
 	seen := map[string]bool{}
@@ -341,8 +342,11 @@ func bm25Query(q string, bq bm25.Query) string {
 		}
 	}
 	for _, t := range bq.Read {
-		if part, ok := strings.CutPrefix(t, analysis.PartPrefix); ok {
+		switch part, ok := strings.CutPrefix(t, analysis.PartPrefix); {
+		case ok:
 			add(partToken(part))
+		case !strings.HasPrefix(t, analysis.IdentPrefix):
+			add(t) // a word's other form (repositori for repo)
 		}
 	}
 	return b.String()
