@@ -123,6 +123,21 @@ func TestAQuestionsClippedWordFindsTheFullWord(t *testing.T) {
 	}
 }
 
+// Two words of a question find the one word docs write for them: "roll
+// an application back" finds Rollback (issue 36: documentation nobody
+// tuned for).
+func TestAQuestionsTwoWordsFindTheirCompound(t *testing.T) {
+	files := map[string]string{
+		"guide/rollback.md": "# Limits\n\nRollback cannot be performed against an application with automated sync enabled.\n",
+		"guide/sync.md":     "# Sync\n\nAn application with automated sync enabled syncs on its own while sync is on.\n",
+	}
+	e := keywordEngine(t, files)
+	q := "Can I roll an application back while automated sync is on?"
+	if first, all := firstPath(t, e, q, 2); first != "guide/rollback.md" {
+		t.Errorf("the page on rollbacks is not first: %s", all)
+	}
+}
+
 // A camelCase word the user typed finds the page that spells it out in
 // words, before pages that say the question's other words more often
 // (issue 36: "identifiers in questions").

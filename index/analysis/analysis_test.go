@@ -235,6 +235,41 @@ func TestCJKQuestionsMeetTheirPages(t *testing.T) {
 	}
 }
 
+// Two words of a question that docs write as one are also that one word:
+// a word and the next ("time zone"), a verb and its particle a few words
+// on ("roll an application back"). Not a word the question says already,
+// and not across a stopword that is no particle.
+func TestQueryCompounds(t *testing.T) {
+	for _, c := range []struct {
+		q        string
+		has, not []string
+	}{
+		{"How do I set the time zone?", []string{"time:timezon", "zone:timezon"}, []string{"set:setth"}},
+		{"Can I roll an application back?", []string{"roll:rollback"}, []string{"roll:rollan"}},
+		{"How do I log in with SSO?", []string{"log:login"}, nil},
+		{"Why does the server shut down at night?", []string{"shut:shutdown"}, []string{"down:downat"}},
+		{"Is rollback the same as roll back?", nil, []string{"roll:rollback", "back:rollback"}},
+		{"Which time the zone of the clock is set?", nil, []string{"time:timezon"}},
+	} {
+		got := map[string]bool{}
+		for _, w := range QueryWords(c.q) {
+			for _, cp := range w.Compounds {
+				got[w.Term+":"+cp] = true
+			}
+		}
+		for _, h := range c.has {
+			if !got[h] {
+				t.Errorf("%q: no compound %s in %v", c.q, h, got)
+			}
+		}
+		for _, n := range c.not {
+			if got[n] {
+				t.Errorf("%q: compound %s", c.q, n)
+			}
+		}
+	}
+}
+
 // A clipped word is covered by the page that spells it out, as ranking
 // finds it there ("repo" by "repository", "apps" by "applications").
 func TestCoverageCountsAWordsOtherForms(t *testing.T) {

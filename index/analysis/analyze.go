@@ -6,6 +6,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -558,12 +559,76 @@ func isSquashed(l string) bool {
 
 // A QueryWord is one content word of a question as the routing floor
 // counts it: a passage holds it when it holds the word's Term or, when
-// Ident is set, that identifier (keepalive is in a passage on --keep-alive).
-// Joined marks the second and later bigrams of a CJK run, which share a
-// character with the one before (Coverage).
+// Ident is set, that identifier (keepalive is in a passage on --keep-alive),
+// or one of its Compounds. Joined marks the second and later bigrams of a
+// CJK run, which share a character with the one before (Coverage).
 type QueryWord struct {
 	Term, Ident string
-	Joined      bool
+	// Compounds are the terms of the one word this word makes with the
+	// question's next word, or with a particle a few words on: "time
+	// zone" is timezone, "roll an application back" rollback. Docs write
+	// as one word what a question says in two.
+	Compounds []string
+	Joined    bool
+}
+
+// particles end the phrasal verbs whose nouns are one word (log in:
+// login, set up: setup, roll back: rollback, shut down: shutdown). A
+// question puts the verb's object between the two ("roll an application
+// back"), so a particle is joined to a word up to compoundReach before it.
+var particles = []string{"in", "up", "out", "down", "off", "back", "over"}
+
+const compoundReach = 3
+
+// compounds sets the Compounds of out's words from the question's words
+// as written (lowercase ASCII letters): a word with the next word
+// searched, or with a particle up to compoundReach on, when the two make
+// a term that is neither's and not a word of the question already. Most
+// such pairs are no word the index holds, and cost a lookup.
+func compounds(text string, out []QueryWord) {
+	at := make(map[string]int, len(out))
+	for i, w := range out {
+		at[w.Term] = i
+	}
+	var raw []string
+	for f := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+		raw = append(raw, f)
+	}
+	one := func(w string) string { // w's term, if it is one searched term
+		t, n := "", 0
+		word(w, func(s string) { t, n = s, n+1 })
+		if n != 1 {
+			return ""
+		}
+		return t
+	}
+	for i := range raw {
+		a := one(raw[i])
+		ia, ok := at[a]
+		if !ok {
+			continue
+		}
+		for j := i + 1; j < len(raw) && j-i <= compoundReach; j++ {
+			particle := slices.Contains(particles, raw[j])
+			b := one(raw[j])
+			if _, searched := at[b]; !particle && (j > i+1 || !searched) {
+				continue
+			}
+			c := one(raw[i] + raw[j])
+			if _, asked := at[c]; c == "" || c == a || c == b || asked {
+				continue
+			}
+			words := []int{ia}
+			if ib, ok := at[b]; ok {
+				words = append(words, ib)
+			}
+			for _, k := range words {
+				if !slices.Contains(out[k].Compounds, c) {
+					out[k].Compounds = append(out[k].Compounds, c)
+				}
+			}
+		}
+	}
 }
 
 // QueryWords are the distinct content words of a question, in order, at
@@ -587,6 +652,7 @@ func QueryWords(text string) []QueryWord {
 			joined = true // only a CJK run gives one field more than a term
 		})
 	})
+	compounds(text, out)
 	return out
 }
 
@@ -662,8 +728,8 @@ func squash(s string) string {
 }
 
 // Coverage is the share of a question's content words (QueryWords) that
-// a chunk holds, as the word itself, its other forms (Aliases), one of
-// their camelCase parts or its squashed identifier; holds tells whether
+// a chunk holds, as the word itself, its other forms (Aliases, its
+// Compounds), one of their camelCase parts or its squashed identifier; holds tells whether
 // the chunk has a term. BM25 ranks a chunk first however little of the
 // question it matches, coverage says how much. Each word counts the
 // same: weighting by idf let one rare word that an off-topic question
@@ -690,6 +756,11 @@ func Coverage(words []QueryWord, holds func(term string) bool) float64 {
 		// (repository holds "repo", MaxConns "connections").
 		for _, a := range Aliases(w.Term) {
 			if holds(a) || holds(PartPrefix+a) {
+				return true
+			}
+		}
+		for _, c := range w.Compounds {
+			if holds(c) {
 				return true
 			}
 		}

@@ -34,10 +34,11 @@ const PartWeight = 0.25
 const QueryPartWeight = 0.5
 
 // AliasWeight scales a question word's other forms searched as words
-// (analysis.Aliases: repository for "repo", application for "apps"): the
-// same word clipped, but a text that says the question's own word ranks
-// first. At 0.75 and 1 the Go set lost two answers to code that names
-// its variables args and err.
+// (analysis.Aliases: repository for "repo", application for "apps"; the
+// compound it makes with its neighbour, analysis.QueryWord.Compounds:
+// rollback for "roll … back"): the same word written another way, but a
+// text that says the question's own words ranks first. At 0.75 and 1 the
+// Go set lost two answers to code that names its variables args and err.
 const AliasWeight = 0.5
 
 // ProximityDepth is how many of BM25F's best are re-ranked: 10, 20, 50,
@@ -61,6 +62,8 @@ type Query struct {
 	// Words are the question's content words that were searched (a long
 	// question's first MaxQueryTerms terms): what coverage counts.
 	Words []analysis.QueryWord
+	// compounds are the words' Compounds, by term.
+	compounds map[string][]string
 }
 
 // NewQuery analyses a question (analysis.QueryTerms).
@@ -70,16 +73,23 @@ func NewQuery(text string) Query {
 	for i, t := range q.Terms {
 		q.Read[i] = t.Term
 	}
+	words := analysis.QueryWords(text)
+	q.compounds = map[string][]string{}
+	for _, w := range words {
+		if len(w.Compounds) > 0 {
+			q.compounds[w.Term] = w.Compounds
+		}
+	}
 	for _, t := range q.Terms {
 		if plainWord(t) {
-			for _, rt := range slices.Concat(analysis.Aliases(t.Term), partTerms(t.Term)) {
+			for _, rt := range slices.Concat(analysis.Aliases(t.Term), q.compounds[t.Term], partTerms(t.Term)) {
 				if !slices.Contains(q.Read, rt) {
 					q.Read = append(q.Read, rt)
 				}
 			}
 		}
 	}
-	for _, w := range analysis.QueryWords(text) {
+	for _, w := range words {
 		if slices.Contains(q.Read, w.Term) {
 			q.Words = append(q.Words, w)
 		}
@@ -138,10 +148,10 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 			df = st.DF(term)
 		}
 		if plainWord(qt) {
-			// The word's other forms (repositori for repo), the word as
-			// a camelCase part, then the parts that abbreviate it (conn
-			// for connect: MaxConns for "connections"): a chunk scores
-			// by the best of them.
+			// The word's other forms (repositori for repo, rollback for
+			// "roll … back"), the word as a camelCase part, then the
+			// parts that abbreviate it (conn for connect: MaxConns for
+			// "connections"): a chunk scores by the best of them.
 			merge := func(other string, weight float64) {
 				o := lists[other]
 				if o == nil {
@@ -160,7 +170,7 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 					df = st.DF(other)
 				}
 			}
-			for _, a := range analysis.Aliases(term) {
+			for _, a := range slices.Concat(analysis.Aliases(term), q.compounds[term]) {
 				merge(a, AliasWeight)
 			}
 			for _, pt := range partTerms(term) {
