@@ -77,12 +77,7 @@ func TestMostOfTheQuestionOutranksItsRareWords(t *testing.T) {
 		"blog/scale.md": "# Scale\n\nA huge build is slow. It is in the monorepo of the company, " +
 			"with all the other code and its history.\n",
 	}
-	common := []string{"server", "new", "commit", "take", "long", "notice"}
-	for i := range 30 { // the question's everyday words are common, as in real docs
-		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nCase %d: the %s the %s.\n",
-			i, i, common[i%len(common)], common[(i+1)%len(common)])
-	}
-	e := keywordEngine(t, files)
+	e := keywordEngine(t, withCommon(files, "server", "new", "commit", "take", "long", "notice"))
 	q := "How long does it take before the server notices a new commit in our huge monorepo?"
 	if first, all := firstPath(t, e, q, 3); first != "guide/polling.md" {
 		t.Errorf("the answer is not first: %s", all)
@@ -147,12 +142,7 @@ func TestAQuestionsCamelCaseWordFindsItsWords(t *testing.T) {
 			"such as persistent volume claims: annotate them.\n",
 		"guide/delete.md": "# Deleting\n\nWhen an application is deleted, the resources it created are deleted with it.\n",
 	}
-	common := []string{"application", "created", "deleted", "resources", "sure"}
-	for i := range 30 { // the question's everyday words are common, as in real docs
-		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nCase %d: the %s the %s.\n",
-			i, i, common[i%len(common)], common[(i+1)%len(common)])
-	}
-	e := keywordEngine(t, files)
+	e := keywordEngine(t, withCommon(files, "application", "created", "deleted", "resources", "sure"))
 	q := "How do I make sure a PersistentVolumeClaim survives when the application that created it gets deleted?"
 	if first, all := firstPath(t, e, q, 3); first != "guide/retain.md" {
 		t.Errorf("the page on persistent volume claims is not first: %s", all)
@@ -178,6 +168,16 @@ func TestProseQuestionsPreferProseToSpecs(t *testing.T) {
 			t.Errorf("%q: %s first, want %s", q, all, want)
 		}
 	}
+}
+
+// withCommon adds to files thirty short pages that say the given words
+// two at a time: a question's everyday words are common, as in real docs.
+func withCommon(files map[string]string, common ...string) map[string]string {
+	for i := range 30 {
+		files[fmt.Sprintf("guide/topic%d.md", i)] = fmt.Sprintf("# Topic %d\n\nCase %d: the %s the %s.\n",
+			i, i, common[i%len(common)], common[(i+1)%len(common)])
+	}
+	return files
 }
 
 // firstPath searches q for its k best passages: the first one's path ("" for

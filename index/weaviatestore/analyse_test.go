@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/lore-cli/lore/index/analysis"
@@ -40,37 +39,16 @@ func corpusChunks(tb testing.TB) (paths []string, chunks []ingest.Chunk) {
 	return paths, chunks
 }
 
-// analyseApart is analyse as it was, each property from a pass of its
+// analyseApart is analyse as it was, each text from a pass of its
 // own over the chunk: the stored properties the search side expects
 // (reader.go queries them with TermText and IdentifierText of the
 // question).
 func analyseApart(p ingest.Chunk, structured bool) analysed {
-	a := analysed{terms: analysis.TermText(p.Text), headingTerms: analysis.TermText(p.Heading)}
-	ids := analysis.IdentifierText(p.Heading + "\n" + p.Text)
-	have := map[string]bool{}
-	for _, id := range strings.Fields(ids) {
-		have[id] = true
-	}
-	var idb, parts strings.Builder
-	idb.WriteString(ids)
-	for _, tf := range analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured}).Terms {
-		if part, ok := strings.CutPrefix(tf.Term, analysis.PartPrefix); ok {
-			for range int(tf.Heading) + int(tf.Body) {
-				if parts.Len() > 0 {
-					parts.WriteByte(' ')
-				}
-				parts.WriteString(partToken(part))
-			}
-		} else if id, ok := strings.CutPrefix(tf.Term, analysis.IdentPrefix); ok && tf.Path > 0 && !have[id] {
-			have[id] = true
-			if idb.Len() > 0 {
-				idb.WriteByte(' ')
-			}
-			idb.WriteString(id)
-		}
-	}
-	a.identifiers, a.partTerms = valid(idb.String()), valid(parts.String())
-	return a
+	return analysedFrom(analysis.Analyze(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured}), analysis.Texts{
+		Body:        analysis.TermText(p.Text),
+		Heading:     analysis.TermText(p.Heading),
+		Identifiers: analysis.IdentifierText(p.Heading + "\n" + p.Text),
+	})
 }
 
 // The writer's one pass over a chunk stores the very properties a pass

@@ -425,7 +425,12 @@ func (w *Writer) Prepare(f *index.FileUpdate) {
 // counts) added to identifiers, so that the cluster finds and counts
 // them as the local postings do.
 func analyse(p ingest.Chunk, structured bool) analysed {
-	d, tx := analysis.AnalyzeTexts(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured})
+	return analysedFrom(analysis.AnalyzeTexts(analysis.Fields{Heading: p.Heading, Body: p.Text, Structured: structured}))
+}
+
+// analysedFrom is the stored properties of a chunk's analysis d and its
+// texts tx.
+func analysedFrom(d analysis.Doc, tx analysis.Texts) analysed {
 	a := analysed{terms: tx.Body, headingTerms: tx.Heading}
 	ids := tx.Identifiers
 	have := map[string]bool{}
