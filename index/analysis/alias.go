@@ -97,5 +97,6 @@ var aliases = func() map[string][]string {
 }()
 
 // Aliases are the other forms of a term (repo for repositori, connect for
-// conn); nil for most.
-func Aliases(term string) []string { return aliases[term] }
+// conn); nil for most. Clipped: an append to them must not write into
+// the table.
+func Aliases(term string) []string { return slices.Clip(aliases[term]) }

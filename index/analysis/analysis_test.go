@@ -238,8 +238,20 @@ func TestCJKQuestionsMeetTheirPages(t *testing.T) {
 // Two words of a question that docs write as one are also that one word:
 // a word and the next ("time zone"), a verb and its particle a few words
 // on ("roll an application back"). Not a word the question says already,
-// and not across a stopword that is no particle.
+// not across a stopword that is no particle or a clause's end, and not
+// without bound: each is a lookup.
 func TestQueryCompounds(t *testing.T) {
+	var long []string
+	for i := range 100 {
+		long = append(long, fmt.Sprintf("word%c%c", 'a'+i%26, 'a'+i/26))
+	}
+	n := 0
+	for _, w := range QueryWords(strings.Join(long, " ")) {
+		n += len(w.Compounds)
+	}
+	if n == 0 || n > 2*16 { // each is two words'
+		t.Errorf("a long question has %d compounds, want 1 to 16", n/2)
+	}
 	for _, c := range []struct {
 		q        string
 		has, not []string
@@ -250,6 +262,9 @@ func TestQueryCompounds(t *testing.T) {
 		{"Why does the server shut down at night?", []string{"shut:shutdown"}, []string{"down:downat"}},
 		{"Is rollback the same as roll back?", nil, []string{"roll:rollback", "back:rollback"}},
 		{"Which time the zone of the clock is set?", nil, []string{"time:timezon"}},
+		{"Can I roll the new application back?", nil, []string{"roll:rollback"}}, // too far
+		{"Where is the log? In the pod?", nil, []string{"log:login"}},            // another clause
+		{"Can I roll back up to ten releases?", []string{"roll:rollback"}, []string{"roll:rollup"}},
 	} {
 		got := map[string]bool{}
 		for _, w := range QueryWords(c.q) {
@@ -378,4 +393,13 @@ func FuzzAnalysis(f *testing.F) {
 			t.Fatalf("words(%q) = %q, of its full-width form %q", s, a, b)
 		}
 	})
+}
+
+// IdentifierText is the squashed identifiers, then the camelCase words,
+// each once: what the Weaviate writer stores and a search asks for.
+func TestIdentifierText(t *testing.T) {
+	got := IdentifierText("getUserById OLLAMA_HOST fooBar_baz HTTPServer x.y io ab maxIdleConns --keep-alive")
+	if want := "ollamahost foobarbaz keepalive getuserbyid httpserver maxidleconns"; got != want {
+		t.Errorf("IdentifierText = %q, want %q", got, want)
+	}
 }

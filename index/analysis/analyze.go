@@ -580,19 +580,21 @@ var particles = []string{"in", "up", "out", "down", "off", "back", "over"}
 
 const compoundReach = 3
 
+// maxCompounds bounds the terms compounds adds to a question: most pairs
+// are no word the index holds, and each costs a lookup (a pasted
+// paragraph would add one for nearly every word).
+const maxCompounds = MaxQueryTerms / 4
+
 // compounds sets the Compounds of out's words from the question's words
-// as written (lowercase ASCII letters): a word with the next word
-// searched, or with a particle up to compoundReach on, when the two make
-// a term that is neither's and not a word of the question already. Most
-// such pairs are no word the index holds, and cost a lookup.
+// as written (lowercase ASCII letters and digits), clause by clause: a
+// word with the next word when both are searched, or with the first
+// particle at most compoundReach on, when the two make a term that is
+// neither's and not a word of the question already; at most
+// maxCompounds, in the question's order.
 func compounds(text string, out []QueryWord) {
 	at := make(map[string]int, len(out))
 	for i, w := range out {
 		at[w.Term] = i
-	}
-	var raw []string
-	for f := range strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-		raw = append(raw, f)
 	}
 	one := func(w string) string { // w's term, if it is one searched term
 		t, n := "", 0
@@ -602,29 +604,35 @@ func compounds(text string, out []QueryWord) {
 		}
 		return t
 	}
-	for i := range raw {
-		a := one(raw[i])
-		ia, ok := at[a]
-		if !ok {
-			continue
-		}
-		for j := i + 1; j < len(raw) && j-i <= compoundReach; j++ {
-			particle := slices.Contains(particles, raw[j])
-			b := one(raw[j])
-			if _, searched := at[b]; !particle && (j > i+1 || !searched) {
+	seen := map[string]bool{}
+	clauses := strings.FieldsFuncSeq(strings.ToLower(text), func(r rune) bool { return strings.ContainsRune(".,;:?!", r) })
+	for clause := range clauses {
+		raw := strings.FieldsFunc(clause, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') })
+		for i := range raw {
+			ia, ok := at[one(raw[i])]
+			if !ok {
 				continue
 			}
-			c := one(raw[i] + raw[j])
-			if _, asked := at[c]; c == "" || c == a || c == b || asked {
-				continue
-			}
-			words := []int{ia}
-			if ib, ok := at[b]; ok {
-				words = append(words, ib)
-			}
-			for _, k := range words {
-				if !slices.Contains(out[k].Compounds, c) {
-					out[k].Compounds = append(out[k].Compounds, c)
+			for j := i + 1; j < len(raw) && j-i <= compoundReach; j++ {
+				particle := slices.Contains(particles, raw[j])
+				b := one(raw[j])
+				ib, searched := at[b]
+				if !particle && (j > i+1 || !searched) {
+					continue
+				}
+				c := one(raw[i] + raw[j])
+				if _, asked := at[c]; c != "" && c != out[ia].Term && c != b && !asked && !seen[c] {
+					if len(seen) == maxCompounds {
+						return
+					}
+					seen[c] = true
+					out[ia].Compounds = append(out[ia].Compounds, c)
+					if searched {
+						out[ib].Compounds = append(out[ib].Compounds, c)
+					}
+				}
+				if particle {
+					break // a verb takes the first particle after it
 				}
 			}
 		}

@@ -181,8 +181,9 @@ func (l *List) Decode(data []byte, n int) error {
 }
 
 // Merge is the postings of a word read in two places, its own (word) and
-// the camelCase parts it is one of (part, PartPrefix): a chunk's impact is
-// the better of the two, the part's scaled by partWeight. A word is scored
+// the camelCase parts it is one of (part, PartPrefix) or another form of
+// it (an abbreviation, a compound: AliasWeight): a chunk's impact is the
+// better of the two, the other's scaled by partWeight. A word is scored
 // once: a chunk that says "idle" and has maxIdleConns gains nothing from
 // the identifier, so the parts of a code chunk's identifiers do not add up
 // to a match it would not have had; a chunk that only has the identifier

@@ -107,12 +107,13 @@ func partTerms(word string) []string {
 	return out
 }
 
-// Counted are the terms whose document frequency Rank asks Stats.DF for,
-// besides the parts of a word no chunk says (PartPrefix).
+// Counted are the terms whose document frequency Rank may ask Stats.DF
+// for: every term it reads (a word no chunk says is weighed by the count
+// of its other form or part) and the words of the identifiers a plain
+// word is searched as.
 func (q Query) Counted() []string {
-	var out []string
+	out := slices.Clone(q.Read)
 	for _, t := range q.Terms {
-		out = append(out, t.Term)
 		if t.Word != "" && !slices.Contains(out, t.Word) {
 			out = append(out, t.Word)
 		}
@@ -163,10 +164,11 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 				}
 				t = &Term{List: Merge(&word, &o.List, weight)}
 				if df == 0 {
-					// Rare as a word or not, the idf is the word's own:
-					// the union's df made a word common in code names
+					// Rare as a word or not, the idf is the word's own
+					// (the union's df made a word common in code names
 					// weigh less everywhere, and cost the Go set an
-					// answer.
+					// answer); a word no chunk says takes the count of
+					// the first form that some chunk holds.
 					df = st.DF(other)
 				}
 			}

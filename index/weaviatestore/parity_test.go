@@ -84,6 +84,13 @@ func testPartFound(t *testing.T, c *weaviatetest.Cluster) {
 func sameRank(t *testing.T, c *weaviatetest.Cluster, class string, files map[string]string, q, path string) {
 	t.Helper()
 	loc, wv := buildBoth(t, c, class, files)
+	agree(t, loc, wv, q, path)
+}
+
+// agree checks that path ranks for q on the cluster (wv) where it ranks
+// locally (and that it ranks locally).
+func agree(t *testing.T, loc, wv index.Reader, q, path string) {
+	t.Helper()
 	l, w := rankOf(t, loc, q, path), rankOf(t, wv, q, path)
 	if l == 0 {
 		t.Fatalf("the local store does not find %s for %q: the test is wrong", path, q)
@@ -104,6 +111,28 @@ func testDefinitionFound(t *testing.T, c *weaviatetest.Cluster) {
 		files[fmt.Sprintf("guide/g%02d.md", i)] = fmt.Sprintf("# Guide %d\n\nA backup before you upgrade: the backup is the backup of step %d.\n", i, i)
 	}
 	sameRank(t, c, "Defs", files, "backup", "reference.md")
+}
+
+// testFormFound: a page that says a question's word another way (its
+// full form, "repository" for "repo"; the compound two of its words make,
+// "rollback" for "roll … back") ranks on the cluster as locally, though
+// thirty pages that say the question's other word fill the candidates:
+// the cluster is asked for the forms as well.
+func testFormFound(t *testing.T, c *weaviatetest.Cluster) {
+	files := map[string]string{
+		"guide/repos.md":  "# Access\n\nA repository on a private server needs its credentials in a secret.\n",
+		"guide/limits.md": "# Limits\n\nA rollback is refused while the new release is still running.\n",
+	}
+	for i := range 30 {
+		files[fmt.Sprintf("notes/n%02d.md", i)] = fmt.Sprintf("# Note %d\n\nRelease %d: credentials, release credentials.\n", i, i)
+	}
+	loc, wv := buildBoth(t, c, "Forms", files)
+	for q, path := range map[string]string{
+		"repo credentials":            "guide/repos.md",
+		"can I roll the release back": "guide/limits.md",
+	} {
+		agree(t, loc, wv, q, path)
+	}
 }
 
 // testOldSchema: an index written by a lore whose chunks had no

@@ -95,15 +95,7 @@ func (r *Reader) stats(ctx context.Context, q bm25.Query) (termStats, error) {
 	}
 	st.avg = smp.avg
 	var terms, common []string
-	counted := q.Counted()
-	for _, t := range q.Read {
-		// A word's other forms and camelCase parts too: Rank weighs a
-		// word that no candidate says by their count.
-		if !slices.Contains(counted, t) {
-			counted = append(counted, t)
-		}
-	}
-	for _, t := range counted {
+	for _, t := range q.Counted() {
 		if smp.df[t] >= sampledDF {
 			common = append(common, t)
 		} else {

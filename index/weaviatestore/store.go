@@ -638,6 +638,9 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 		err = s.stillHeld(ctx, name, holder, afterLapse)
 	}
 	if err != nil {
+		// Still ours after a failed read (the cluster out of reach, a
+		// Ctrl+C): given back, not left to refuse builds until it lapses.
+		s.giveBack(ctx, name, holder)
 		return in, lockedWrap(err, "cannot remove index %q (nothing was removed): %w", name)
 	}
 	gens := map[string]bool{st.Current: true, st.Next: true}

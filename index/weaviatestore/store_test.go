@@ -258,6 +258,7 @@ func TestSingleNode(t *testing.T) {
 		{"a cancelled begin gives its lease back", testCancelledBegin},
 		{"a cancelled watch gives its lease back", testCancelledWatch},
 		{"a camelCase part finds a chunk", testPartFound},
+		{"a word's other form finds a chunk", testFormFound},
 		{"a defined name finds a chunk", testDefinitionFound},
 		{"an index of the previous schema", testOldSchema},
 		{"two writers at once", testWriteRace},
@@ -1035,10 +1036,11 @@ func testCancelledWatch(t *testing.T, c *weaviatetest.Cluster) {
 	l.Close()
 }
 
-// holdPause makes the next lease read-back wait until proceed is called,
-// as if the pause before it lasted until then: a test of two contenders
-// has the second write its lease within the first's pause, as it would
-// on a cluster, without a pause long enough for a loaded machine.
+// holdPause makes every lease read-back wait until proceed is called, as
+// if the pause before it lasted until then, and every one after it skip
+// the pause: a test of two contenders has the second write its lease
+// within the first's pause, as it would on a cluster, without a pause
+// long enough for a loaded machine.
 func holdPause(t *testing.T) (proceed func()) {
 	release := make(chan struct{})
 	var once sync.Once
