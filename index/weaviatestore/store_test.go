@@ -656,16 +656,21 @@ func testRemoveLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
 	other := newStore(t, c, "RmLapse")
 	mine := other.newHolder()
 	_, err := s.Remove(ctx, "docs", func(index.Info) error {
-		// What the build writes on finding rm's lease expired.
-		st, err := other.readState(ctx, "docs", Quorum)
-		if err != nil || st == nil {
-			t.Fatalf("the record while rm asks: %+v %v", st, err)
+		// What the build writes on finding rm's lease expired, and again
+		// as it renews: a renewal of rm's that read before the first
+		// write and wrote after it (no compare-and-set on the cluster)
+		// puts rm's lease back once, and reads the build's next time.
+		for range 5 {
+			st, err := other.readState(ctx, "docs", Quorum)
+			if err != nil || st == nil {
+				t.Fatalf("the record while rm asks: %+v %v", st, err)
+			}
+			st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+			if err := other.writeState(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * leaseRenew) // rm's renewals come round
 		}
-		st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
-		if err := other.writeState(ctx, st); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * leaseRenew) // rm's renewals come round
 		return nil
 	})
 	if !errors.Is(err, index.ErrLocked) || !strings.Contains(err.Error(), "nothing was removed") || !strings.Contains(err.Error(), "lapsed") {
