@@ -737,13 +737,13 @@ func squash(s string) string {
 
 // Coverage is the share of a question's content words (QueryWords) that
 // a chunk holds, as the word itself, its other forms (Aliases, its
-// Compounds), one of their camelCase parts or its squashed identifier; holds tells whether
-// the chunk has a term. BM25 ranks a chunk first however little of the
-// question it matches, coverage says how much. Each word counts the
-// same: weighting by idf let one rare word that an off-topic question
-// shares with a big corpus (Peru in Go's time zone tests) outweigh the
-// rest, and separated answerable from unanswerable questions worse on
-// every set measured (docs/eval.md).
+// Compounds), one of their camelCase parts or its squashed identifier;
+// holds tells whether the chunk has a term. BM25 ranks a chunk first
+// however little of the question it matches, coverage says how much.
+// Each word counts the same: weighting by idf let one rare word that an
+// off-topic question shares with a big corpus (Peru in Go's time zone
+// tests) outweigh the rest, and separated answerable from unanswerable
+// questions worse on every set measured (docs/eval.md).
 //
 // A CJK run counts by its characters, two to a word (Weight): a character
 // is held when a bigram over it is. Counted by bigrams, the ones that

@@ -58,7 +58,8 @@ func AnalyzeTexts(f Fields) (Doc, Texts) {
 	return d, Texts{Body: tx.body.String(), Heading: tx.heading.String(), Identifiers: tx.ids.String()}
 }
 
-// texts gathers Texts as analyze goes.
+// texts gathers Texts as analyze goes; its methods do nothing on a nil
+// *texts, as Analyze passes.
 type texts struct {
 	body, heading, ids strings.Builder
 	seen               map[string]bool // identifiers in ids
@@ -71,7 +72,22 @@ func appendWord(b *strings.Builder, w string) {
 	b.WriteString(w)
 }
 
+func (tx *texts) addBody(t string) {
+	if tx != nil {
+		appendWord(&tx.body, t)
+	}
+}
+
+func (tx *texts) addHeading(t string) {
+	if tx != nil {
+		appendWord(&tx.heading, t)
+	}
+}
+
 func (tx *texts) ident(w string) {
+	if tx == nil {
+		return
+	}
 	if tx.seen == nil {
 		tx.seen = map[string]bool{}
 	}
@@ -96,18 +112,14 @@ func analyze(f Fields, tx *texts) Doc {
 		if cjkRun(w) {
 			cjkTerms(w, func(t string) {
 				inc(&tb.add(t).Heading)
-				if tx != nil {
-					appendWord(&tx.heading, t)
-				}
+				tx.addHeading(t)
 			})
 			return
 		}
 		a := analyzeField(w)
 		if a.term != "" {
 			inc(&tb.add(a.term).Heading)
-			if tx != nil {
-				appendWord(&tx.heading, a.term)
-			}
+			tx.addHeading(a.term)
 		}
 		for _, p := range a.parts {
 			inc(&tb.add(p).Heading)
@@ -130,16 +142,12 @@ func analyze(f Fields, tx *texts) Doc {
 				if len(w) == 3 {
 					inc(&tb.add(w).Body)
 					d.BodyLen++
-					if tx != nil {
-						appendWord(&tx.body, w)
-					}
+					tx.addBody(w)
 					return
 				}
 				for i := 0; i+6 <= len(w); i += 3 {
 					inc(&tb.add(w[i : i+6]).Body)
-					if tx != nil {
-						appendWord(&tx.body, w[i:i+6])
-					}
+					tx.addBody(w[i : i+6])
 				}
 				d.BodyLen += uint32(len(w)/3 - 1)
 				return
@@ -147,9 +155,7 @@ func analyze(f Fields, tx *texts) Doc {
 			cjkTerms(w, func(t string) {
 				inc(&tb.add(t).Body)
 				d.BodyLen++
-				if tx != nil {
-					appendWord(&tx.body, t)
-				}
+				tx.addBody(t)
 			})
 			return
 		}
@@ -157,9 +163,7 @@ func analyze(f Fields, tx *texts) Doc {
 		if a.term != "" {
 			inc(&tb.add(a.term).Body)
 			d.BodyLen++
-			if tx != nil {
-				appendWord(&tx.body, a.term)
-			}
+			tx.addBody(a.term)
 		}
 		for _, p := range a.parts {
 			inc(&tb.add(p).Body)
@@ -172,9 +176,7 @@ func analyze(f Fields, tx *texts) Doc {
 		if tf := tb.add(IdentPrefix + id); tf.Idents == 0 {
 			tf.Idents = 1
 			d.IdentsLen++
-			if tx != nil {
-				tx.ident(id)
-			}
+			tx.ident(id)
 		}
 	}
 	Identifiers(f.Heading, ident)

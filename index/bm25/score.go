@@ -56,8 +56,9 @@ const ProximityWeight = 0.25
 type Query struct {
 	Terms []analysis.QueryTerm
 	// Read is every term whose postings Rank scores: each of Terms and,
-	// for each plain word, its other forms (analysis.Aliases) and the
-	// camelCase parts it may be (PartPrefix): itself and those forms.
+	// for each plain word, its other forms (analysis.Aliases, its
+	// Compounds) and the camelCase parts it may be (PartPrefix): itself
+	// and its aliases.
 	Read []string
 	// Words are the question's content words that were searched (a long
 	// question's first MaxQueryTerms terms): what coverage counts.
