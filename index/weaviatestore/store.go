@@ -746,16 +746,25 @@ func (s *Store) keepLease(name, holder string) *keeper {
 
 func (k *keeper) run() {
 	defer close(k.done)
+	renewLoop(k.quit, func() bool {
+		k.lost = k.renewOnce()
+		return k.lost != nil
+	})
+}
+
+// renewLoop calls renew every leaseRenew until quit closes or renew says
+// the lease was lost: the loop of every lease (a Writer's, a watcher's,
+// Remove's). A failed renewal is tried again at the next tick; a lease
+// outlives three misses.
+func renewLoop(quit <-chan struct{}, renew func() (lost bool)) {
 	t := time.NewTicker(leaseRenew)
 	defer t.Stop()
 	for {
 		select {
-		case <-k.quit:
+		case <-quit:
 			return
 		case <-t.C:
-			// A failed renewal is tried again at the next tick; the lease
-			// outlives three misses.
-			if k.lost = k.renewOnce(); k.lost != nil {
+			if renew() {
 				return
 			}
 		}

@@ -197,24 +197,18 @@ type watchLease struct {
 	stop, stopped chan struct{}
 }
 
-// renew extends the lease until Close; a failed renewal is tried at the
-// next tick (the lease outlives three misses).
+// renew extends the lease until Close, or until it finds the lease
+// taken over (write marks it lost).
 func (l *watchLease) renew() {
 	defer close(l.stopped)
-	t := time.NewTicker(leaseRenew)
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case <-t.C:
-			l.mu.Lock()
-			if !l.lost {
-				l.write(context.Background())
-			}
-			l.mu.Unlock()
+	renewLoop(l.stop, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.lost {
+			l.write(context.Background())
 		}
-	}
+		return l.lost
+	})
 }
 
 // write saves the lease with a new expiry; under mu.

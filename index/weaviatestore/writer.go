@@ -291,21 +291,10 @@ func (w *Writer) dropStale(ctx context.Context) error {
 // (lostErr), as a watcher that lost its lease stops (watchLease.write).
 func (w *Writer) renew() {
 	defer close(w.stopped)
-	t := time.NewTicker(leaseRenew)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-t.C:
-			// A failed renewal is tried again at the next tick; the lease
-			// outlives three misses.
-			w.renewOnce()
-			if w.lostTo.Load() != nil {
-				return
-			}
-		}
-	}
+	renewLoop(w.stop, func() bool {
+		w.renewOnce()
+		return w.lostTo.Load() != nil
+	})
 }
 
 // renewOnce reads the lease back and, still this writer's, writes it with
