@@ -133,6 +133,22 @@ func TestAQuestionsTwoWordsFindTheirCompound(t *testing.T) {
 	}
 }
 
+// A question that asks how long finds the page that says a duration
+// before one that says its words more often (issue 36: the answer's
+// kind).
+func TestAHowLongQuestionFindsADuration(t *testing.T) {
+	files := map[string]string{
+		"guide/polling.md": "# Polling\n\nThe controller polls the repository for a new commit every 3 minutes.\n",
+		"guide/commits.md": "# Commits\n\nThe controller compares a new commit in the repository " +
+			"with the live state: the commit wins.\n",
+	}
+	e := keywordEngine(t, withCommon(files, "controller", "state", "live", "compares"))
+	q := "How long does the controller take to notice a new commit in the repository?"
+	if first, all := firstPath(t, e, q, 2); first != "guide/polling.md" {
+		t.Errorf("the page with the interval is not first: %s", all)
+	}
+}
+
 // A camelCase word the user typed finds the page that spells it out in
 // words, before pages that say the question's other words more often
 // (issue 36: "identifiers in questions").

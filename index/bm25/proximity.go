@@ -26,6 +26,7 @@ type Proximity struct {
 	hits   []int // the query words of a multi-term word
 	occ    []occurrence
 	count  []int
+	answer answerKind // what the question asks for (Rerank)
 }
 
 type occurrence struct{ line, word int }

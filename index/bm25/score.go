@@ -65,11 +65,13 @@ type Query struct {
 	Words []analysis.QueryWord
 	// compounds are the words' Compounds, by term.
 	compounds map[string][]string
+	// answer is what kind of thing the question asks for (Rerank).
+	answer answerKind
 }
 
 // NewQuery analyses a question (analysis.QueryTerms).
 func NewQuery(text string) Query {
-	q := Query{Terms: analysis.QueryTerms(text)}
+	q := Query{Terms: analysis.QueryTerms(text), answer: answerOf(text)}
 	q.Read = make([]string, len(q.Terms), 2*len(q.Terms))
 	for i, t := range q.Terms {
 		q.Read[i] = t.Term
@@ -202,17 +204,23 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 	if len(stems) < 2 {
 		return hits, nil
 	}
-	return hits, NewProximity(stems, idfs)
+	prox := NewProximity(stems, idfs)
+	prox.answer = q.answer
+	return hits, prox
 }
 
 // Rerank re-orders the first ProximityDepth hits by how close together
 // their texts (by chunk id; a hit without one keeps its score) hold the
-// query's words.
+// query's words, and by whether they hold the kind of thing the question
+// asks for (AnswerWeight).
 func Rerank(hits []Hit, p *Proximity, text map[int64]string) {
 	hits = hits[:min(len(hits), ProximityDepth)]
 	for i, h := range hits {
 		if t, ok := text[h.ID]; ok {
 			hits[i].Score += ProximityWeight * p.Score(t)
+			if p.answer.heldBy(t) {
+				hits[i].Score += AnswerWeight * slices.Max(p.idf)
+			}
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int {
