@@ -125,10 +125,10 @@ func holdsTime(text string) bool {
 			}
 		case prevNum && apart && timeUnits[string(w)]:
 			return true // 3 minutes, 5 m
-		case numberWord(prev[:prevLen]) && apart && timeWords[string(w)]:
+		case apart && len(w) >= 3 && timeWords[string(w)] && numberWords[string(prev[:prevLen])]:
 			return true // a few seconds, two hours
 		}
-		prevMonth = months[string(w)] || prevMonth && digits > 0 && digits <= 2
+		prevMonth = digits == 0 && isMonth(w) || prevMonth && digits > 0 && digits <= 2
 		prevNum = digits > 0 && digits == len(w)
 		prevLen = copy(prev[:], w)
 		apart = true
@@ -153,7 +153,14 @@ func lower(buf []byte, s string) []byte {
 	return buf
 }
 
-func numberWord(w []byte) bool { return numberWords[string(w)] }
+// isMonth reports whether w names a month; most words are ruled out by
+// their length or first letter without a lookup.
+func isMonth(w []byte) bool {
+	if len(w) < 3 || len(w) > 9 || !strings.ContainsRune("adfjmnos", rune(w[0])) {
+		return false
+	}
+	return months[string(w)]
+}
 
 // durationWord reports whether w is numbers each with a unit: 120s, 5m,
 // 1h30m, 2d.

@@ -1,6 +1,9 @@
 package bm25
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestAnswerKind(t *testing.T) {
 	for q, want := range map[string]answerKind{
@@ -42,4 +45,19 @@ func FuzzHoldsTime(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { holdsTime(s) })
+}
+
+// BenchmarkHoldsTime scans a 2 KB chunk of prose and a table that holds no
+// time, the worst case: Rerank scans at most ProximityDepth chunks for a
+// question that asks how long.
+func BenchmarkHoldsTime(b *testing.B) {
+	text := strings.Repeat("| `PreSync` | Executes prior to the application of the manifests, v2.10, step 3. |\n"+
+		"Argo CD will respect resources assigned to different phases during a sync operation.\n", 13)[:2048]
+	if holdsTime(text) {
+		b.Fatal("the text holds a time")
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		holdsTime(text)
+	}
 }
