@@ -30,7 +30,8 @@ const (
 )
 
 // asksTime is run once per question, so a regexp's cost does not count;
-// a text is scanned by holdsTime, which a regexp made 50× slower.
+// a text is scanned by holdsTime, which a regexp made 70× slower
+// (BENCHMARKS.md).
 var asksTime = regexp.MustCompile(`(?i)\bhow (long|often|frequently|soon|quickly)\b|\bhow much time\b|\bhow many (milliseconds|seconds|minutes|hours|days|weeks|months|years)\b` +
 	`|多久|多长时间|多長時間|多少(秒|分钟|小时|天)|何秒|何分|何時間|何日|どのくらいの(時間|間隔|頻度)|どれくらいの(時間|間隔|頻度)`)
 
