@@ -177,7 +177,7 @@ func testWriteRace(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "WRace")
 	fixture(t, s)
-	proceed := holdPause(t)
+	proceed := holdPause(t, s)
 	other := newStore(t, c, "WRace")
 	seen, err := other.readState(ctx, "docs", Quorum)
 	if err != nil || seen == nil || seen.LockHolder != "" {
@@ -201,7 +201,7 @@ func testWriteRace(t *testing.T, c *weaviatetest.Cluster) {
 		}
 	}
 	mine := other.newHolder()
-	seen.LockHolder, seen.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	seen.LockHolder, seen.LockExpires = mine, other.lease.expiry()
 	if err := other.writeState(ctx, seen); err != nil {
 		t.Fatal(err)
 	}

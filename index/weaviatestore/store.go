@@ -88,6 +88,7 @@ type Store struct {
 	cfg    Config
 	pool   *pool
 	holder string       // this Store's name in a writer's lease
+	lease  leaseTimes   // how long its leases last, and their renewals (writer.go)
 	leases atomic.Int64 // leases taken: each writer's holder is its own
 	// maxResultsSaid: a search has said that the nodes'
 	// QUERY_MAXIMUM_RESULTS is too low (see SearchVector).
@@ -174,6 +175,7 @@ func New(cfg Config) (*Store, error) {
 		cfg:     cfg,
 		pool:    p,
 		holder:  fmt.Sprintf("%s pid %d (%s)", hostname, os.Getpid(), newGeneration()),
+		lease:   defaultLeaseTimes(),
 		factors: map[string]int{}, writing: map[string]bool{},
 	}, nil
 }
@@ -605,7 +607,7 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 	}
 	// Held from here on, so that no build begins while confirm asks.
 	holder := s.newHolder()
-	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
+	st.LockHolder, st.LockExpires = holder, s.lease.expiry()
 	if err := s.writeState(ctx, st); err != nil {
 		s.giveBack(ctx, name, holder) // it may have landed
 		return index.Info{}, err
@@ -673,19 +675,19 @@ func (s *Store) Remove(ctx context.Context, name string, confirm func(index.Info
 // was overwritten finds out here. Read back at once, each found its own
 // lease and both went on; after the pause both read the last write. When
 // the pause or the read fails (Ctrl+C, a cancelled batch), the lease is
-// given back: left, it would refuse every other machine for leaseTTL.
+// given back: left, it would refuse every other machine until it expired.
 func (s *Store) settleLease(ctx context.Context, name, holder string) error {
-	return settle(ctx, func(ctx context.Context) error { return s.stillHeld(ctx, name, holder, atOnce) },
+	return s.settle(ctx, func(ctx context.Context) error { return s.stillHeld(ctx, name, holder, atOnce) },
 		func() { s.giveBack(ctx, name, holder) })
 }
 
 // settle is the read-back of a lease just written, the writers' (in the
-// meta object) or a watcher's (in its watch object): after leasePause,
+// meta object) or a watcher's (in its watch object): after the pause,
 // held says whether it is still the caller's (nil), or who has it
 // (ErrLocked) or that the index is gone (ErrNoIndex). Any other failure
 // gives it back with release.
-func settle(ctx context.Context, held func(context.Context) error, release func()) error {
-	err := leasePause(ctx)
+func (s *Store) settle(ctx context.Context, held func(context.Context) error, release func()) error {
+	err := s.lease.pause(ctx)
 	if err == nil {
 		err = held(ctx)
 	}
@@ -735,7 +737,7 @@ type keeper struct {
 	lost         error // set by the renewal before done closes
 }
 
-// keepLease renews holder's lease on name every leaseRenew, as a Writer
+// keepLease renews holder's lease on name every lease.renew, as a Writer
 // renews its own: read back first, and once another holds the lease (it
 // lapsed and was taken over) or the index is gone, never written again.
 func (s *Store) keepLease(name, holder string) *keeper {
@@ -746,18 +748,18 @@ func (s *Store) keepLease(name, holder string) *keeper {
 
 func (k *keeper) run() {
 	defer close(k.done)
-	renewLoop(k.quit, func() bool {
+	renewLoop(k.s.lease.renew, k.quit, func() bool {
 		k.lost = k.renewOnce()
 		return k.lost != nil
 	})
 }
 
-// renewLoop calls renew every leaseRenew until quit closes or renew says
-// the lease was lost: the loop of every lease (a Writer's, a watcher's,
-// Remove's). A failed renewal is tried again at the next tick; a lease
+// renewLoop calls renew at each tick of its interval (lease.renew) until
+// quit closes or renew says the lease was lost: the loop of every lease
+// (a Writer's, a watcher's, Remove's). A failed renewal is tried again at the next tick; a lease
 // outlives three misses.
-func renewLoop(quit <-chan struct{}, renew func() (lost bool)) {
-	t := time.NewTicker(leaseRenew)
+func renewLoop(every time.Duration, quit <-chan struct{}, renew func() (lost bool)) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -782,7 +784,7 @@ func (k *keeper) renewOnce() error {
 	if err := holds(back, k.name, k.holder, afterLapse); err != nil {
 		return err
 	}
-	back.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
+	back.LockExpires = k.s.lease.expiry()
 	k.s.writeState(ctx, back)
 	return nil
 }

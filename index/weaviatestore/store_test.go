@@ -613,13 +613,11 @@ func testRemove(t *testing.T, c *weaviatetest.Cluster) {
 func testRemoveSlowConfirm(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "RmSlow")
+	s.lease.ttl, s.lease.renew = time.Second, 100*time.Millisecond
 	fixture(t, s)
 	r := open(t, s, "docs")
-	ttl, renew := leaseTTL, leaseRenew
-	leaseTTL, leaseRenew = time.Second, 100*time.Millisecond
-	t.Cleanup(func() { leaseTTL, leaseRenew = ttl, renew })
 	if _, err := s.Remove(ctx, "docs", func(index.Info) error {
-		time.Sleep(2 * leaseTTL) // the user reads the prompt
+		time.Sleep(2 * s.lease.ttl) // the user reads the prompt
 		w, err := newStore(t, c, "RmSlow").BeginWrite(ctx, index.WriteRequest{Name: "docs"})
 		if err == nil {
 			w.Close()
@@ -649,10 +647,8 @@ func testRemoveSlowConfirm(t *testing.T, c *weaviatetest.Cluster) {
 func testRemoveLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "RmLapse")
+	s.lease.renew = 50 * time.Millisecond
 	fixture(t, s)
-	renew := leaseRenew
-	leaseRenew = 50 * time.Millisecond
-	t.Cleanup(func() { leaseRenew = renew })
 	other := newStore(t, c, "RmLapse")
 	mine := other.newHolder()
 	_, err := s.Remove(ctx, "docs", func(index.Info) error {
@@ -665,11 +661,11 @@ func testRemoveLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
 			if err != nil || st == nil {
 				t.Fatalf("the record while rm asks: %+v %v", st, err)
 			}
-			st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+			st.LockHolder, st.LockExpires = mine, other.lease.expiry()
 			if err := other.writeState(ctx, st); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(3 * leaseRenew) // rm's renewals come round
+			time.Sleep(3 * s.lease.renew) // rm's renewals come round
 		}
 		return nil
 	})
@@ -836,7 +832,7 @@ func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "Race")
 	fixture(t, s)
-	proceed := holdPause(t)
+	proceed := holdPause(t, s)
 	other := newStore(t, c, "Race")
 	if err := other.ensureClass(ctx, classDef(watchClass("Race"), watchKind, 1)); err != nil {
 		t.Fatal(err)
@@ -862,7 +858,7 @@ func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 		}
 	}
 	mine := other.newHolder()
-	if err := other.writeWatch(ctx, "docs", watchObj{Holder: mine, Expires: time.Now().Add(leaseTTL).UnixMilli()}); err != nil {
+	if err := other.writeWatch(ctx, "docs", watchObj{Holder: mine, Expires: other.lease.expiry()}); err != nil {
 		t.Fatal(err)
 	}
 	proceed()
@@ -887,11 +883,9 @@ func testWatchRace(t *testing.T, c *weaviatetest.Cluster) {
 // another lore then took over, must not take it back at its next
 // renewal, nor write anything more: two builds would write one index.
 func testLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
-	renew := leaseRenew
-	leaseRenew = 100 * time.Millisecond
-	t.Cleanup(func() { leaseRenew = renew })
 	ctx := context.Background()
 	s := newStore(t, c, "Lapse")
+	s.lease.renew = 100 * time.Millisecond
 	src := fixture(t, s)
 	w := begin(t, s, "docs", false)
 	other := newStore(t, c, "Lapse")
@@ -901,7 +895,7 @@ func testLeaseTakenOver(t *testing.T, c *weaviatetest.Cluster) {
 	}
 	// What the other lore writes on finding w's lease expired.
 	mine := other.newHolder()
-	st.LockHolder, st.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	st.LockHolder, st.LockExpires = mine, other.lease.expiry()
 	if err := other.writeState(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -947,7 +941,7 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 	ctx := context.Background()
 	s := newStore(t, c, "RmRace")
 	fixture(t, s)
-	proceed := holdPause(t)
+	proceed := holdPause(t, s)
 	other := newStore(t, c, "RmRace")
 	seen, err := other.readState(ctx, "docs", Quorum)
 	if err != nil || seen == nil || seen.LockHolder != "" {
@@ -971,7 +965,7 @@ func testRemoveRace(t *testing.T, c *weaviatetest.Cluster) {
 		}
 	}
 	mine := other.newHolder()
-	seen.LockHolder, seen.LockExpires = mine, time.Now().Add(leaseTTL).UnixMilli()
+	seen.LockHolder, seen.LockExpires = mine, other.lease.expiry()
 	if err := other.writeState(ctx, seen); err != nil {
 		t.Fatal(err)
 	}
@@ -1004,7 +998,7 @@ func testCancelledBegin(t *testing.T, c *weaviatetest.Cluster) {
 	fixture(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cancelInPause(t, cancel)
+	cancelInPause(s, cancel)
 	if w, err := s.BeginWrite(ctx, index.WriteRequest{Name: "docs"}); !errors.Is(err, context.Canceled) {
 		if w != nil {
 			w.Close()
@@ -1027,7 +1021,7 @@ func testCancelledWatch(t *testing.T, c *weaviatetest.Cluster) {
 	fixture(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cancelInPause(t, cancel)
+	cancelInPause(s, cancel)
 	if l, err := s.Watch(ctx, "docs"); !errors.Is(err, context.Canceled) {
 		if l != nil {
 			l.Close()
@@ -1041,17 +1035,16 @@ func testCancelledWatch(t *testing.T, c *weaviatetest.Cluster) {
 	l.Close()
 }
 
-// holdPause makes every lease read-back wait until proceed is called, as
-// if the pause before it lasted until then, and every one after it skip
-// the pause: a test of two contenders has the second write its lease
+// holdPause makes every lease read-back of s wait until proceed is
+// called, as if the pause before it lasted until then, and every one
+// after it skip the pause: a test of two contenders has the second write its lease
 // within the first's pause, as it would on a cluster, without a pause
 // long enough for a loaded machine.
-func holdPause(t *testing.T) (proceed func()) {
+func holdPause(t *testing.T, s *Store) (proceed func()) {
 	release := make(chan struct{})
 	var once sync.Once
 	proceed = func() { once.Do(func() { close(release) }) }
-	pause := leasePause
-	leasePause = func(ctx context.Context) error {
+	s.lease.pause = func(ctx context.Context) error {
 		select {
 		case <-release:
 			return nil
@@ -1059,17 +1052,17 @@ func holdPause(t *testing.T) (proceed func()) {
 			return ctx.Err()
 		}
 	}
-	t.Cleanup(func() { proceed(); leasePause = pause })
+	t.Cleanup(proceed)
 	return proceed
 }
 
-// cancelInPause has the next lease read-back's pause call cancel (the
+// cancelInPause has s's next lease read-back's pause call cancel (the
 // cancel of the context the caller passes), as a Ctrl+C landing in it
 // would; the rest of the test pauses as usual.
-func cancelInPause(t *testing.T, cancel func()) {
-	pause := leasePause
+func cancelInPause(s *Store, cancel func()) {
+	pause := s.lease.pause
 	var once sync.Once
-	leasePause = func(ctx context.Context) error {
+	s.lease.pause = func(ctx context.Context) error {
 		once.Do(cancel)
 		select {
 		case <-ctx.Done():
@@ -1078,5 +1071,4 @@ func cancelInPause(t *testing.T, cancel func()) {
 			return pause(ctx)
 		}
 	}
-	t.Cleanup(func() { leasePause = pause })
 }

@@ -41,12 +41,7 @@ import (
 // was 0.45 to 0.94 s before the pause). Half a second still covers a
 // contender whose read and write of the lease are milliseconds apart,
 // which is the race; 2 s put every save over the goal.
-var leaseSettle = 500 * time.Millisecond // a var: tests shorten it
-
-// leasePause waits out leaseSettle; a var, so that a test of two
-// contenders can end the first one's pause once the other has written,
-// rather than wait a pause long enough for a loaded machine.
-var leasePause = func(ctx context.Context) error { return sleep(ctx, leaseSettle) }
+var leaseSettle = 500 * time.Millisecond // a var: TestMain shortens it, before any Store runs
 
 // watchKind names the watch collection in propsOf.
 const watchKind = "Watch"
@@ -162,11 +157,11 @@ func (s *Store) Watch(ctx context.Context, name string) (index.WatchLease, error
 	}
 	l := &watchLease{s: s, name: name, obj: watchObj{Holder: s.newHolder(), Freshness: index.Freshness{State: index.WatchIndexing, Since: time.Now()}},
 		stop: make(chan struct{}), stopped: make(chan struct{})}
-	l.obj.Expires = time.Now().Add(leaseTTL).UnixMilli()
+	l.obj.Expires = s.lease.expiry()
 	if err := s.writeWatch(ctx, name, l.obj); err != nil {
 		return nil, err
 	}
-	err = settle(ctx, func(ctx context.Context) error {
+	err = s.settle(ctx, func(ctx context.Context) error {
 		back, err := s.readWatch(ctx, name)
 		if err != nil {
 			return err
@@ -201,7 +196,7 @@ type watchLease struct {
 // taken over (write marks it lost).
 func (l *watchLease) renew() {
 	defer close(l.stopped)
-	renewLoop(l.stop, func() bool {
+	renewLoop(l.s.lease.renew, l.stop, func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if !l.lost {
@@ -225,7 +220,7 @@ func (l *watchLease) write(ctx context.Context) error {
 		l.lost = true
 		return fmt.Errorf("%w: the watch lease of index %q was taken over or removed", index.ErrLocked, l.name)
 	}
-	l.obj.Expires = time.Now().Add(leaseTTL).UnixMilli()
+	l.obj.Expires = l.s.lease.expiry()
 	return l.s.writeWatch(ctx, l.name, l.obj)
 }
 
@@ -266,8 +261,8 @@ func (l *watchLease) Close() error {
 
 // giveBackWatch marks name unwatched if holder still holds its watch
 // lease, on a context of its own: the caller's may be the one that was
-// cancelled. Left, the lease would refuse every other watcher for
-// leaseTTL.
+// cancelled. Left, the lease would refuse every other watcher until it
+// expired.
 func (s *Store) giveBackWatch(ctx context.Context, name, holder string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Timeout)
 	defer cancel()

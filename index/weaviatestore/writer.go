@@ -38,9 +38,27 @@ import (
 // renewals failed until its lease lapsed (a laptop asleep, the cluster
 // out of reach) and another lore took it over finds out at its next
 // renewal and writes nothing more (see renew).
-var leaseTTL = 2 * time.Minute // a var: tests shorten it
+//
+// The times are a Store's (leaseTimes), not package variables, so that a
+// test shortens them for its own stores while another store's renewal
+// still runs.
+type leaseTimes struct {
+	ttl   time.Duration // how long a lease lasts unrenewed
+	renew time.Duration // how often its holder renews it
+	// pause waits out leaseSettle before a lease just written is read
+	// back (settle); a test of two contenders ends the first one's
+	// pause once the other has written, rather than wait a pause long
+	// enough for a loaded machine.
+	pause func(context.Context) error
+}
 
-var leaseRenew = 30 * time.Second // a var: tests shorten it
+func defaultLeaseTimes() leaseTimes {
+	return leaseTimes{ttl: 2 * time.Minute, renew: 30 * time.Second,
+		pause: func(ctx context.Context) error { return sleep(ctx, leaseSettle) }}
+}
+
+// expiry is when a lease written now expires, in Unix milliseconds.
+func (lt leaseTimes) expiry() int64 { return time.Now().Add(lt.ttl).UnixMilli() }
 
 // newHolder names one lease: two builds of one index in one process (lore
 // serve or mcp with writes allowed) are refused as two processes are.
@@ -223,7 +241,7 @@ func (s *Store) beginWrite(ctx context.Context, req index.WriteRequest) (*Writer
 		gs.Unverified = time.Now().UnixNano()
 	}
 	holder := s.newHolder()
-	st.LockHolder, st.LockExpires = holder, time.Now().Add(leaseTTL).UnixMilli()
+	st.LockHolder, st.LockExpires = holder, s.lease.expiry()
 	if err := s.writeState(ctx, st); err != nil {
 		s.giveBack(ctx, req.Name, holder) // it may have landed
 		return nil, err
@@ -291,7 +309,7 @@ func (w *Writer) dropStale(ctx context.Context) error {
 // (lostErr), as a watcher that lost its lease stops (watchLease.write).
 func (w *Writer) renew() {
 	defer close(w.stopped)
-	renewLoop(w.stop, func() bool {
+	renewLoop(w.s.lease.renew, w.stop, func() bool {
 		w.renewOnce()
 		return w.lostTo.Load() != nil
 	})
@@ -320,7 +338,7 @@ func (w *Writer) renewOnce() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.st.LockExpires = time.Now().Add(leaseTTL).UnixMilli()
+	w.st.LockExpires = w.s.lease.expiry()
 	w.s.writeState(ctx, w.st)
 }
 
