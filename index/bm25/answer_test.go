@@ -15,6 +15,10 @@ func TestAnswerKind(t *testing.T) {
 		"How do I delete an application?":                           anyAnswer,
 		"Is the label too long?":                                    anyAnswer,
 		"How many replicas does it start?":                          anyAnswer,
+		"要等几分钟？":                                                    timeAnswer,
+		"How long can a label value be?":                            anyAnswer,
+		"How long is the token name allowed to get?":                anyAnswer,
+		"How long can the lease be held before it expires?":         timeAnswer,
 	} {
 		if got := answerOf(q); got != want {
 			t.Errorf("answerOf(%q) = %d, want %d", q, got, want)
@@ -59,5 +63,35 @@ func BenchmarkHoldsTime(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		holdsTime(text)
+	}
+}
+
+// Of two chunks that score alike, a how-long question puts the one that
+// says a duration first; another question leaves them as BM25 had them.
+func TestRerankPrefersTheAnswersKind(t *testing.T) {
+	text := map[int64]string{
+		1: "The controller compares a new commit with the live state.",
+		2: "The controller polls for a new commit every 3 minutes.",
+	}
+	for q, want := range map[string]int64{
+		"How long does the controller take to see a new commit?": 2,
+		"Does the controller compare a new commit?":              1,
+	} {
+		query := NewQuery(q)
+		lists := map[string]*Term{}
+		for _, qt := range query.Terms {
+			l := &Term{}
+			l.List.Add(1, 100)
+			l.List.Add(2, 100)
+			lists[qt.Term] = l
+		}
+		hits, prox := DefaultParams.Rank(query, lists, Stats{Docs: 10, DF: func(string) int { return 2 }}, 2)
+		if prox == nil {
+			t.Fatalf("%q: no re-ranking", q)
+		}
+		Rerank(hits, prox, text)
+		if hits[0].ID != want {
+			t.Errorf("%q: chunk %d first, want %d (%v)", q, hits[0].ID, want, hits)
+		}
 	}
 }
