@@ -25,8 +25,8 @@ type answerKind uint8
 const (
 	anyAnswer answerKind = iota
 	// timeAnswer: "how long", "how often", 多久. The answer is a
-	// duration (3 minutes, 120s, 1h30m, 30 秒) or the date a period
-	// ends (until May 2029, 2026-03-01).
+	// duration (3 minutes, 120s, 1h30m, 30 秒) or a date (until May
+	// 2029, 2026-03-01).
 	timeAnswer
 )
 
@@ -59,15 +59,15 @@ func (k answerKind) heldBy(text string) bool {
 // number word carries only apart ("a few seconds"; not "a second", which
 // is more often the ordinal).
 var (
-	timeUnits = setOf("ns", "us", "µs", "ms", "s", "sec", "secs", "m", "min", "mins", "h", "hr", "hrs", "d", "w", "y",
+	timeUnits = setOf("ns", "us", "ms", "s", "sec", "secs", "m", "min", "mins", "h", "hr", "hrs", "d", "w", "y",
 		"second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years")
 	timeWords   = setOf("second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "month", "months", "year", "years")
 	numberWords = setOf("a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
 		"fifteen", "twenty", "thirty", "sixty", "ninety", "few", "several")
 	months = setOf("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 		"january", "february", "march", "april", "june", "july", "august", "september", "october", "november", "december")
-	// After a number: 30 秒, 5分, 3个小时, 100ミリ秒, 120µs; 分 also
-	// begins 分钟, 分鐘 and 分間.
+	// Units not in ASCII, after a number: 30 秒, 5分, 3个小时, 100ミリ秒,
+	// 120µs; 分 also begins 分钟, 分鐘 and 分間.
 	afterNumber = []string{"秒", "分", "毫秒", "ミリ秒", "小时", "小時", "个小时", "時間", "天", "日", "周", "週間", "个月", "か月", "ヶ月", "年",
 		"µs", "μs"}
 )

@@ -215,11 +215,15 @@ func (p Params) Rank(q Query, lists map[string]*Term, st Stats, k int) ([]Hit, *
 // asks for (AnswerWeight).
 func Rerank(hits []Hit, p *Proximity, text map[int64]string) {
 	hits = hits[:min(len(hits), ProximityDepth)]
+	var answer float64 // the kind's bonus: the question's largest idf's share
+	if p.answer != anyAnswer && len(p.idf) > 0 {
+		answer = AnswerWeight * slices.Max(p.idf)
+	}
 	for i, h := range hits {
 		if t, ok := text[h.ID]; ok {
 			hits[i].Score += ProximityWeight * p.Score(t)
-			if p.answer.heldBy(t) {
-				hits[i].Score += AnswerWeight * slices.Max(p.idf)
+			if answer > 0 && p.answer.heldBy(t) {
+				hits[i].Score += answer
 			}
 		}
 	}
